@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/picolm/picolm-wasm/quant"
+)
+
+// rmsnorm sets out = x / sqrt(mean(x²) + eps) * w. As in ggml, the sum of
+// squares is accumulated in float64 and the scale applied before the weight.
+func rmsnorm(out, x, w []float32, eps float32) {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v * v)
+	}
+	mean := float32(ss / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	for i, v := range x {
+		out[i] = (v * scale) * w[i]
+	}
+}
+
+// rope rotates each (x[2i], x[2i+1]) pair of the first len(cos)*2 dims of
+// every head of width headDim by the angle whose cos and sin are given
+// (llama.cpp's "normal" rope for llama-architecture GGUFs).
+func rope(x []float32, headDim int, cos, sin []float32) {
+	for h := 0; h+headDim <= len(x); h += headDim {
+		v := x[h : h+headDim]
+		for i := range cos {
+			x0, x1 := v[2*i], v[2*i+1]
+			v[2*i] = x0*cos[i] - x1*sin[i]
+			v[2*i+1] = x0*sin[i] + x1*cos[i]
+		}
+	}
+}
+
+// swiglu sets gate = silu(gate) * up, silu(x) = x / (1 + e^-x).
+func swiglu(gate, up []float32) {
+	for i, g := range gate {
+		gate[i] = g / (1 + expf(-g)) * up[i]
+	}
+}
+
+// add sets dst += src.
+func add(dst, src []float32) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+// dotF16 returns the dot of a float32 vector with an fp16 vector.
+func dotF16(a []float32, b []uint16) float32 {
+	b = b[:len(a)]
+	var sum float32
+	for i, v := range a {
+		sum += v * quant.FP16ToFP32(b[i])
+	}
+	return sum
+}
+
+// axpyF16 sets y += a * x for an fp16 vector x.
+func axpyF16(y []float32, a float32, x []uint16) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * quant.FP16ToFP32(x[i])
+	}
+}
+
+// activation is the input vector of the next matrix-vector products, kept in
+// every format the model's dot kernels take, each quantized at most once.
+type activation struct {
+	x     []float32
+	buf   [64][]byte // by quant.Type: the quantized activation
+	valid [64]bool
+}
+
+func (a *activation) init(types []quant.Type, maxLen int) {
+	for _, t := range types {
+		tr := quant.TraitsOf(t)
+		n := (maxLen + tr.BlockSize - 1) / tr.BlockSize * tr.TypeSize
+		a.buf[t] = make([]byte, n)
+	}
+}
+
+// set makes x the activation; quantized forms are made on demand.
+func (a *activation) set(x []float32) {
+	a.x = x
+	a.valid = [64]bool{}
+}
+
+// get returns the activation in format t.
+func (a *activation) get(t quant.Type) []byte {
+	if t == quant.F32 {
+		return f32bytes(a.x)
+	}
+	if !a.valid[t] {
+		tr := quant.TraitsOf(t)
+		n := len(a.x) / tr.BlockSize * tr.TypeSize
+		tr.FromFloat(a.buf[t][:n], a.x)
+		a.valid[t] = true
+	}
+	tr := quant.TraitsOf(t)
+	return a.buf[t][:len(a.x)/tr.BlockSize*tr.TypeSize]
+}

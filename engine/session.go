@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/x448/float16"
+
+	"github.com/picolm/picolm-wasm/quant"
+)
+
+// SessionOptions sizes a Session.
+type SessionOptions struct {
+	// Context is the number of positions the KV cache holds. 0 means the
+	// model's trained context. It is capped at the trained context and at
+	// MaxKVBytes.
+	Context int
+	// Threads is the number of goroutines a matrix-vector product is split
+	// over (1 under wasm).
+	Threads int
+	// MaxKVBytes bounds the fp16 KV cache; 0 means DefaultMaxKVBytes.
+	MaxKVBytes int64
+}
+
+// DefaultMaxKVBytes keeps the KV cache well inside a 32-bit wasm memory.
+const DefaultMaxKVBytes = 512 << 20
+
+// Session is one conversation's mutable state over a shared Model: the fp16
+// KV cache, the activation buffers and the thread pool. Nothing on the
+// per-token path allocates: every buffer is made here.
+type Session struct {
+	m   *Model
+	ctx int // positions the KV cache holds
+
+	tokens []int // the tokens whose keys and values are in the cache; len = position of the next token
+
+	// Activations of the current position.
+	x      []float32 // [dim] residual stream
+	xb     []float32 // [dim] normed input of a sublayer, then the attention output
+	xb2    []float32 // [dim] sublayer output before the residual add
+	q      []float32 // [dim] query, all heads
+	k      []float32 // [kvDim] key of this position
+	v      []float32 // [kvDim] value of this position
+	qh     []float32 // [headDim] one query head rounded through fp16, as the cache's dot sees it
+	hb     []float32 // [hidden] FFN gate, then silu(gate)*up
+	hb2    []float32 // [hidden] FFN up
+	logits []float32 // [vocab]
+	act    activation
+
+	keyCache []uint16 // [layers][ctx][kvDim] fp16
+	valCache []uint16 // [layers][ctx][kvDim] fp16
+
+	ropeCos []float32 // [ctx][ropeDim/2]
+	ropeSin []float32 // [ctx][ropeDim/2]
+
+	pool *pool
+}
+
+// NewSession allocates a session's state for m.
+func (m *Model) NewSession(o SessionOptions) (*Session, error) {
+	c := &m.Config
+	ctx := o.Context
+	if ctx <= 0 || ctx > c.TrainCtx {
+		ctx = c.TrainCtx
+	}
+	maxKV := o.MaxKVBytes
+	if maxKV <= 0 {
+		maxKV = DefaultMaxKVBytes
+	}
+	perPos := int64(2 * c.Layers * c.KVDim * 2) // K and V, fp16
+	if int64(ctx)*perPos > maxKV {
+		ctx = int(maxKV / perPos)
+	}
+	if ctx < 1 {
+		return nil, fmt.Errorf("%w: the KV cache for one position needs %d bytes, over the %d-byte limit", ErrContext, perPos, maxKV)
+	}
+	s := &Session{
+		m:        m,
+		ctx:      ctx,
+		tokens:   make([]int, 0, ctx),
+		x:        make([]float32, c.Dim),
+		xb:       make([]float32, c.Dim),
+		xb2:      make([]float32, c.Dim),
+		q:        make([]float32, c.Dim),
+		k:        make([]float32, c.KVDim),
+		v:        make([]float32, c.KVDim),
+		qh:       make([]float32, c.HeadDim),
+		hb:       make([]float32, c.HiddenDim),
+		hb2:      make([]float32, c.HiddenDim),
+		logits:   make([]float32, c.VocabSize),
+		keyCache: make([]uint16, c.Layers*ctx*c.KVDim),
+		valCache: make([]uint16, c.Layers*ctx*c.KVDim),
+		pool:     newPool(o.Threads),
+	}
+	s.act.init(m.vecTypes, max(c.Dim, c.HiddenDim))
+	s.ropeCos, s.ropeSin = ropeTables(ctx, c.RopeDim, c.RopeBase)
+	return s, nil
+}
+
+// Close stops the session's worker goroutines.
+func (s *Session) Close() { s.pool.close() }
+
+// Model returns the model the session runs.
+func (s *Session) Model() *Model { return s.m }
+
+// Context is the number of positions the session's KV cache holds.
+func (s *Session) Context() int { return s.ctx }
+
+// Pos is the position the next token goes to (the number of cached tokens).
+func (s *Session) Pos() int { return len(s.tokens) }
+
+// Tokens are the tokens whose state is in the KV cache. Do not modify.
+func (s *Session) Tokens() []int { return s.tokens }
+
+// Rewind drops cached positions from n on, keeping the first n.
+func (s *Session) Rewind(n int) {
+	if n < len(s.tokens) {
+		s.tokens = s.tokens[:max(n, 0)]
+	}
+}
+
+// ropeTables precomputes cos and sin of every rotation angle, as ggml's rope
+// cache does: for pair i, theta = pos * base^(-2i/ropeDim), the power taken by
+// repeated float32 multiplication.
+func ropeTables(ctx, ropeDim int, base float32) (cos, sin []float32) {
+	half := ropeDim / 2
+	cos = make([]float32, ctx*half)
+	sin = make([]float32, ctx*half)
+	scale := float32(math.Pow(float64(base), -2.0/float64(ropeDim)))
+	for pos := 0; pos < ctx; pos++ {
+		theta := float32(pos)
+		for i := 0; i < half; i++ {
+			cos[pos*half+i] = float32(math.Cos(float64(theta)))
+			sin[pos*half+i] = float32(math.Sin(float64(theta)))
+			theta *= scale
+		}
+	}
+	return cos, sin
+}
+
+// Forward runs one token at the next position through the model and returns
+// the logits over the vocabulary ([vocab], owned by the session, valid until
+// the next call).
+func (s *Session) Forward(token int) ([]float32, error) {
+	c := &s.m.Config
+	pos := len(s.tokens)
+	if pos >= s.ctx {
+		return nil, fmt.Errorf("%w: all %d positions are used", ErrContext, s.ctx)
+	}
+	if token < 0 || token >= c.VocabSize {
+		return nil, fmt.Errorf("token id %d outside the vocabulary of %d", token, c.VocabSize)
+	}
+	half := c.RopeDim / 2
+	cos := s.ropeCos[pos*half : (pos+1)*half]
+	sin := s.ropeSin[pos*half : (pos+1)*half]
+
+	// x = the token's embedding row
+	s.m.tokEmbd.tr.Dequantize(s.x, s.m.tokEmbd.row(token))
+
+	for l := range s.m.layers {
+		L := &s.m.layers[l]
+
+		// Attention: xb = rmsnorm(x); q, k, v = Wq xb, Wk xb, Wv xb
+		rmsnorm(s.xb, s.x, L.attnNorm, c.NormEps)
+		s.act.set(s.xb)
+		s.matvec(s.q, &L.wq)
+		s.matvec(s.k, &L.wk)
+		s.matvec(s.v, &L.wv)
+
+		// Rotate the leading ropeDim dims of every query and key head.
+		rope(s.q, c.HeadDim, cos, sin)
+		rope(s.k, c.HeadDim, cos, sin)
+
+		// Store this position's key and value in the fp16 cache.
+		base := (l*s.ctx + pos) * c.KVDim
+		kc := s.keyCache[base : base+c.KVDim]
+		vc := s.valCache[base : base+c.KVDim]
+		for i := range kc {
+			kc[i] = float16.Fromfloat32(s.k[i]).Bits()
+			vc[i] = float16.Fromfloat32(s.v[i]).Bits()
+		}
+
+		// xb = attention over positions 0..pos, per query head
+		s.attention(l, pos)
+
+		// x += Wo xb
+		s.act.set(s.xb)
+		s.matvec(s.xb2, &L.wo)
+		add(s.x, s.xb2)
+
+		// FFN: x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x)
+		rmsnorm(s.xb, s.x, L.ffnNorm, c.NormEps)
+		s.act.set(s.xb)
+		s.matvec(s.hb, &L.gate)
+		s.matvec(s.hb2, &L.up)
+		swiglu(s.hb, s.hb2)
+		s.act.set(s.hb)
+		s.matvec(s.xb2, &L.down)
+		add(s.x, s.xb2)
+	}
+
+	// logits = Wout rmsnorm(x)
+	rmsnorm(s.x, s.x, s.m.outNorm, c.NormEps)
+	s.act.set(s.x)
+	s.matvec(s.logits, &s.m.output)
+
+	s.tokens = append(s.tokens, token)
+	return s.logits, nil
+}
+
+// attention computes, for every query head h, softmax(q_h·K/sqrt(headDim))·V
+// over cached positions 0..pos of the KV head h/kvMul, into s.xb[h*headDim:].
+// The softmax is online (a running max and sum), so no [seq] buffer exists.
+// As in llama.cpp, the query is rounded to fp16 before its dot with the fp16
+// keys.
+func (s *Session) attention(l, pos int) {
+	c := &s.m.Config
+	hd := c.HeadDim
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	layerBase := l * s.ctx * c.KVDim
+	for h := 0; h < c.Heads; h++ {
+		for i, v := range s.q[h*hd : (h+1)*hd] {
+			s.qh[i] = quant.FP16ToFP32(float16.Fromfloat32(v).Bits())
+		}
+		out := s.xb[h*hd : (h+1)*hd]
+		clear(out)
+		kvOff := (h / c.KVMul) * hd
+		maxScore := float32(math.Inf(-1))
+		var sum float32
+		for t := 0; t <= pos; t++ {
+			off := layerBase + t*c.KVDim + kvOff
+			score := dotF16(s.qh, s.keyCache[off:off+hd]) * scale
+			// Rescale what has been accumulated when the max grows.
+			if score > maxScore {
+				corr := expf(maxScore - score)
+				sum *= corr
+				for i := range out {
+					out[i] *= corr
+				}
+				maxScore = score
+			}
+			p := expf(score - maxScore)
+			sum += p
+			axpyF16(out, p, s.valCache[off:off+hd])
+		}
+		inv := 1 / sum
+		for i := range out {
+			out[i] *= inv
+		}
+	}
+}
+
+// matvec computes out = W·x for the activation set by s.act.set.
+func (s *Session) matvec(out []float32, w *matrix) {
+	s.pool.matvec(out, w, s.act.get(w.tr.VecDotType))
+}

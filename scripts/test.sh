@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The project's test command (README.md and .ci/run call it).
+# Native tests, the wasm builds, the quant/gguf/engine tests under Node (GOOS=js),
+# the wasip1 CLI under wazero (inside go test), and a short fuzz run of every parser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=go1.27.3
+export GOFLAGS=${GOFLAGS:-}
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "gofmt"
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$bad" ]; then echo "gofmt would change: $bad"; exit 1; fi
+
+step "go vet (native, js, wasip1)"
+go vet ./...
+GOOS=js GOARCH=wasm go vet ./...
+GOOS=wasip1 GOARCH=wasm go vet ./...
+
+step "builds: CLI for wasip1"
+GOOS=wasip1 GOARCH=wasm go build -o /dev/null ./wasm/cli
+
+step "go test (native)"
+go test -count=1 -timeout 20m ./...
+
+step "go test under Node (GOOS=js GOARCH=wasm)"
+GOOS=js GOARCH=wasm go test -count=1 -timeout 20m \
+  -exec="$(go env GOROOT)/lib/wasm/go_js_wasm_exec" \
+  ./quant/... ./gguf/... ./engine/...
+
+step "fuzz (short)"
+FUZZTIME=${FUZZTIME:-15s}
+fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1"; }
+for pkg in $(go list ./...); do
+  for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
+    fuzz "$pkg" "$f"
+  done
+done
+
+echo; echo "all tests passed"

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/sample"
+	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
+)
+
+// options are the command line, in picoLM's flags.
+type options struct {
+	model     string
+	prompt    string
+	hasPrompt bool
+	n         int
+	temp      float64
+	topP      float64
+	topK      int
+	minP      float64
+	seed      uint64
+	ctx       int
+	threads   int
+	json      bool
+	cache     string
+	ids       bool
+}
+
+const usage = `usage: picolm [MODEL.gguf] [options]
+
+Runs a Llama-architecture GGUF model. With no MODEL, the embedded stories260K runs.
+
+  -p, --prompt TEXT   prompt (read from stdin when absent)
+  -n N                tokens to generate (default 256)
+  -t TEMP             temperature; 0 is greedy (default 0.8)
+  -k TOP_P            nucleus sampling threshold (default 0.9)
+  --top-k K           keep the K most likely tokens (default 0: off)
+  --min-p P           drop tokens below P x the top probability (default 0: off)
+  -s SEED             random seed (default 42)
+  -c CTX              context length (default: the model's, capped to fit memory)
+  -j THREADS          threads for matrix products (default: all cores; 1 under wasm)
+  --json              constrain output to one complete JSON value
+  --cache FILE        reuse / save the prompt's KV cache in FILE
+  --ids               print generated token ids instead of text
+  --model FILE        the model (same as the positional MODEL)
+`
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	o := options{n: 256, temp: 0.8, topP: 0.9, seed: 42, threads: defaultThreads()}
+	fs := flag.NewFlagSet("picolm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs.StringVar(&o.model, "model", "", "")
+	fs.Func("p", "", func(s string) error { o.prompt, o.hasPrompt = s, true; return nil })
+	fs.Func("prompt", "", func(s string) error { o.prompt, o.hasPrompt = s, true; return nil })
+	fs.IntVar(&o.n, "n", o.n, "")
+	fs.Float64Var(&o.temp, "t", o.temp, "")
+	fs.Float64Var(&o.topP, "k", o.topP, "")
+	fs.IntVar(&o.topK, "top-k", 0, "")
+	fs.Float64Var(&o.minP, "min-p", 0, "")
+	fs.Uint64Var(&o.seed, "s", o.seed, "")
+	fs.IntVar(&o.ctx, "c", 0, "")
+	fs.IntVar(&o.threads, "j", o.threads, "")
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.StringVar(&o.cache, "cache", "", "")
+	fs.BoolVar(&o.ids, "ids", false, "")
+
+	// A positional MODEL may come before or after the flags.
+	var positional []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			positional = append(positional, args[0])
+			args = args[1:]
+		}
+	}
+	switch {
+	case len(positional) > 1:
+		return o, fmt.Errorf("more than one model given: %s", strings.Join(positional, ", "))
+	case len(positional) == 1 && o.model != "":
+		return o, fmt.Errorf("model given twice: %s and --model %s", positional[0], o.model)
+	case len(positional) == 1:
+		o.model = positional[0]
+	}
+	o.threads = clampThreads(o.threads)
+	if o.n < 0 || o.ctx < 0 || o.threads < 0 || o.temp < 0 || o.topP < 0 || o.topP > 1 || o.minP < 0 || o.minP > 1 || o.topK < 0 {
+		return o, errors.New("a numeric flag is out of range (see -h)")
+	}
+	return o, nil
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "picolm:", err)
+		return 2
+	}
+	if err := generate(o, stdin, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "picolm:", err)
+		return 1
+	}
+	return 0
+}
+
+func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
+	t0 := time.Now()
+	var f *gguf.File
+	var err error
+	name := o.model
+	if name == "" {
+		name = defaultmodel.Name + " (embedded)"
+		f, err = gguf.Parse(defaultmodel.Bytes())
+	} else {
+		f, err = gguf.Open(o.model)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	m, err := engine.Load(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	c := &m.Config
+	sess, err := m.NewSession(engine.SessionOptions{Context: o.ctx, Threads: o.threads})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	fmt.Fprintf(stderr, "picolm: %s: %s, %d layers, dim %d, %d heads (%d kv), vocab %d, context %d [%s], loaded in %d ms\n",
+		name, c.Arch, c.Layers, c.Dim, c.Heads, c.KVHeads, c.VocabSize, sess.Context(), c.FileTypeStr, time.Since(t0).Milliseconds())
+
+	if !o.hasPrompt {
+		b, err := io.ReadAll(io.LimitReader(stdin, 16<<20))
+		if err != nil {
+			return fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		o.prompt = strings.TrimRight(string(b), "\n")
+	}
+	prompt := m.Tokenizer.Encode(o.prompt, true)
+	if len(prompt) > sess.Context() {
+		return fmt.Errorf("%w: the prompt is %d tokens, the context holds %d", engine.ErrContext, len(prompt), sess.Context())
+	}
+
+	if o.cache != "" {
+		loadCache(sess, o.cache, prompt, stderr)
+	}
+
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	first := true
+	emit := func(id int, text []byte) bool {
+		if o.ids {
+			if id >= 0 {
+				if !first {
+					w.WriteByte(' ')
+				}
+				w.WriteString(strconv.Itoa(id))
+				first = false
+			}
+		} else {
+			w.Write(text)
+		}
+		w.Flush()
+		return true
+	}
+	params := sample.Params{Temperature: float32(o.temp), TopP: float32(o.topP), TopK: o.topK, MinP: float32(o.minP), Seed: o.seed}
+	st, err := sess.Generate(prompt, engine.GenerateOptions{MaxTokens: o.n, Sampling: params, JSON: o.json}, emit)
+	w.WriteByte('\n') // end the output with a newline, as llama.cpp does
+	w.Flush()
+	if err != nil {
+		return err
+	}
+	if st.CachedTokens > 0 {
+		fmt.Fprintf(stderr, "picolm: KV cache: skipped %d of %d prompt tokens\n", st.CachedTokens, st.PromptTokens)
+	}
+	if o.cache != "" && st.CachedTokens < len(prompt)-1 {
+		saveCache(sess, o.cache, len(prompt), stderr)
+	}
+	fmt.Fprintf(stderr, "picolm: prefill %d tokens in %.1f ms (%.1f tok/s); generated %d tokens in %.1f ms (%.1f tok/s); stop: %s\n",
+		st.PromptTokens-st.CachedTokens, ms(st.Prefill), rate(st.PromptTokens-st.CachedTokens, st.Prefill),
+		st.Generated, ms(st.Decode), rate(st.Generated, st.Decode), st.Stop)
+	if st.Stop == engine.StopContext {
+		fmt.Fprintf(stderr, "picolm: the context of %d tokens is full; generation ended early (raise -c)\n", sess.Context())
+	}
+	return nil
+}
+
+// loadCache restores a KV cache file when it fits this model and prompt; any
+// problem is reported and the run continues without it.
+func loadCache(sess *engine.Session, path string, prompt []int, stderr io.Writer) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		_, err = sess.ReadCache(b)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "picolm: %s: %v; continuing without it\n", path, err)
+		sess.Rewind(0)
+	}
+}
+
+func saveCache(sess *engine.Session, path string, n int, stderr io.Writer) {
+	var buf bytes.Buffer
+	err := sess.WriteCache(&buf, n)
+	if err == nil {
+		err = os.WriteFile(path, buf.Bytes(), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "picolm: saving the KV cache to %s: %v\n", path, err)
+		return
+	}
+	fmt.Fprintf(stderr, "picolm: KV cache: saved %d prompt tokens to %s\n", n, path)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
