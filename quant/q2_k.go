@@ -15,3 +15,49 @@ package quant
 const q2_KBytes = qkK/16 + qkK/4 + 2 + 2
 
 var _ [0]struct{} = [q2_KBytes - 84]struct{}{} // size check
+
+func dequantizeQ2_K(dst []float32, src []byte) {
+	for b := 0; b < len(dst)/qkK; b++ {
+		blk := src[b*q2_KBytes : (b+1)*q2_KBytes]
+		scales, qs := blk[:16], blk[16:80]
+		d, dmin := fp16At(blk[80:]), fp16At(blk[82:])
+		y := dst[b*qkK : (b+1)*qkK]
+		for i := range qkK {
+			h, s, l := i/128, i%128/32, i%32
+			sc := scales[8*h+2*s+l/16]
+			dl, ml := d*float32(sc&0xf), dmin*float32(sc>>4)
+			q := qs[32*h+l] >> (2 * s) & 3
+			y[i] = float32(dl*float32(q)) - ml
+		}
+	}
+}
+
+// dotQ2_K is ggml_vec_dot_q2_K_q8_K: the mins are applied through the
+// activation's bsums, the scales per 16-weight sub-block.
+func dotQ2_K(n int, w, act []byte) float32 {
+	var sum float32
+	for b := 0; b < n/qkK; b++ {
+		x := w[b*q2_KBytes : (b+1)*q2_KBytes]
+		scales, qs := x[:16], x[16:80]
+		yd, q8, bsums := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
+		var summs int32
+		for j := range 16 {
+			summs += bsum(bsums, j) * int32(scales[j]>>4)
+		}
+		var isum int32
+		for h := range 2 {
+			for s := range 4 {
+				for half := range 2 {
+					var sub int32
+					for l := 16 * half; l < 16*half+16; l++ {
+						sub += int32(int8(q8[128*h+32*s+l])) * int32(qs[32*h+l]>>(2*s)&3)
+					}
+					isum += int32(scales[8*h+2*s+half]&0xf) * sub
+				}
+			}
+		}
+		dall, dmin := yd*fp16At(x[80:]), yd*fp16At(x[82:])
+		sum += float32(dall*float32(isum)) - float32(dmin*float32(summs))
+	}
+	return sum
+}

@@ -13,3 +13,60 @@ package quant
 const q3_KBytes = qkK/8 + qkK/4 + 12 + 2
 
 var _ [0]struct{} = [q3_KBytes - 110]struct{}{} // size check
+
+// q3KScale returns sub-block j's 6-bit scale minus 32: the low 4 bits are
+// nibbles of scales[0:8] (low nibbles for j < 8), the high 2 bits are bit
+// pairs of scales[8:12].
+func q3KScale(scales []byte, j int) int32 {
+	var lo byte
+	if j < 8 {
+		lo = scales[j] & 0xf
+	} else {
+		lo = scales[j-8] >> 4
+	}
+	hi := scales[8+j%4] >> (2 * (j / 4)) & 3
+	return int32(lo|hi<<4) - 32
+}
+
+// q3KQuant returns quant i (-4..3) of a Q3_K block.
+func q3KQuant(hmask, qs []byte, i int) int32 {
+	h, s, l := i/128, i%128/32, i%32
+	q := int32(qs[32*h+l] >> (2 * s) & 3)
+	if hmask[l]&(1<<(i/32)) == 0 {
+		q -= 4
+	}
+	return q
+}
+
+func dequantizeQ3_K(dst []float32, src []byte) {
+	for b := 0; b < len(dst)/qkK; b++ {
+		blk := src[b*q3_KBytes : (b+1)*q3_KBytes]
+		hmask, qs, scales := blk[:32], blk[32:96], blk[96:108]
+		d := fp16At(blk[108:])
+		y := dst[b*qkK : (b+1)*qkK]
+		for i := range qkK {
+			dl := d * float32(q3KScale(scales, i/16))
+			y[i] = dl * float32(q3KQuant(hmask, qs, i))
+		}
+	}
+}
+
+// dotQ3_K is ggml_vec_dot_q3_K_q8_K.
+func dotQ3_K(n int, w, act []byte) float32 {
+	var sum float32
+	for b := 0; b < n/qkK; b++ {
+		x := w[b*q3_KBytes : (b+1)*q3_KBytes]
+		hmask, qs, scales := x[:32], x[32:96], x[96:108]
+		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
+		var isum int32
+		for j := range 16 {
+			var sub int32
+			for i := 16 * j; i < 16*j+16; i++ {
+				sub += int32(int8(q8[i])) * q3KQuant(hmask, qs, i)
+			}
+			isum += q3KScale(scales, j) * sub
+		}
+		sum += fp16At(x[108:]) * yd * float32(isum)
+	}
+	return sum
+}

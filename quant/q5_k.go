@@ -14,3 +14,51 @@ package quant
 const q5_KBytes = 2 + 2 + 12 + qkK/8 + qkK/2
 
 var _ [0]struct{} = [q5_KBytes - 176]struct{}{} // size check
+
+func dequantizeQ5_K(dst []float32, src []byte) {
+	for b := 0; b < len(dst)/qkK; b++ {
+		blk := src[b*q5_KBytes : (b+1)*q5_KBytes]
+		d, dmin := fp16At(blk), fp16At(blk[2:])
+		scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
+		y := dst[b*qkK : (b+1)*qkK]
+		for g := range 4 {
+			sc1, m1 := scaleMinK4(2*g, scales)
+			sc2, m2 := scaleMinK4(2*g+1, scales)
+			d1, min1 := d*float32(sc1), dmin*float32(m1)
+			d2, min2 := d*float32(sc2), dmin*float32(m2)
+			for l, q := range qs[32*g : 32*g+32] {
+				q1 := q&0xf | (qh[l]>>(2*g)&1)<<4
+				q2 := q>>4 | (qh[l]>>(2*g+1)&1)<<4
+				y[64*g+l] = float32(d1*float32(q1)) - min1
+				y[64*g+32+l] = float32(d2*float32(q2)) - min2
+			}
+		}
+	}
+}
+
+// dotQ5_K is ggml_vec_dot_q5_K_q8_K.
+func dotQ5_K(n int, w, act []byte) float32 {
+	var sum float32
+	for b := 0; b < n/qkK; b++ {
+		x := w[b*q5_KBytes : (b+1)*q5_KBytes]
+		scales, qh, qs := x[4:16], x[16:48], x[48:176]
+		yd, q8, bsums := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
+		var isum, summ int32
+		for g := range 4 {
+			sc1, m1 := scaleMinK4(2*g, scales)
+			sc2, m2 := scaleMinK4(2*g+1, scales)
+			var s1, s2 int32
+			for l, q := range qs[32*g : 32*g+32] {
+				q1 := q&0xf | (qh[l]>>(2*g)&1)<<4
+				q2 := q>>4 | (qh[l]>>(2*g+1)&1)<<4
+				s1 += int32(q1) * int32(int8(q8[64*g+l]))
+				s2 += int32(q2) * int32(int8(q8[64*g+32+l]))
+			}
+			isum += int32(sc1)*s1 + int32(sc2)*s2
+			summ += int32(m1)*(bsum(bsums, 4*g)+bsum(bsums, 4*g+1)) + int32(m2)*(bsum(bsums, 4*g+2)+bsum(bsums, 4*g+3))
+		}
+		d, dmin := fp16At(x)*yd, fp16At(x[2:])*yd
+		sum += float32(d*float32(isum)) - float32(dmin*float32(summ))
+	}
+	return sum
+}

@@ -16,3 +16,46 @@ package quant
 const q6_KBytes = qkK/2 + qkK/4 + qkK/16 + 2
 
 var _ [0]struct{} = [q6_KBytes - 210]struct{}{} // size check
+
+// q6KQuant returns quant i (-32..31) of a Q6_K block.
+func q6KQuant(ql, qh []byte, i int) int32 {
+	h, k, l := i/128, i%128/32, i%32
+	lo := ql[64*h+l+32*(k&1)]
+	if k >= 2 {
+		lo >>= 4
+	}
+	hi := qh[32*h+l] >> (2 * k) & 3
+	return int32(lo&0xf|hi<<4) - 32
+}
+
+func dequantizeQ6_K(dst []float32, src []byte) {
+	for b := 0; b < len(dst)/qkK; b++ {
+		blk := src[b*q6_KBytes : (b+1)*q6_KBytes]
+		ql, qh, scales := blk[:128], blk[128:192], blk[192:208]
+		d := fp16At(blk[208:])
+		y := dst[b*qkK : (b+1)*qkK]
+		for i := range qkK {
+			y[i] = d * float32(int8(scales[i/16])) * float32(q6KQuant(ql, qh, i))
+		}
+	}
+}
+
+// dotQ6_K is ggml_vec_dot_q6_K_q8_K.
+func dotQ6_K(n int, w, act []byte) float32 {
+	var sum float32
+	for b := 0; b < n/qkK; b++ {
+		x := w[b*q6_KBytes : (b+1)*q6_KBytes]
+		ql, qh, scales := x[:128], x[128:192], x[192:208]
+		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
+		var isum int32
+		for j := range 16 {
+			var sub int32
+			for i := 16 * j; i < 16*j+16; i++ {
+				sub += int32(int8(q8[i])) * q6KQuant(ql, qh, i)
+			}
+			isum += int32(int8(scales[j])) * sub
+		}
+		sum += fp16At(x[208:]) * yd * float32(isum)
+	}
+	return sum
+}
