@@ -1,0 +1,332 @@
+// Package grammar constrains generation to JSON (RFC 8259): a pushdown automaton over bytes decides, token
+// by token, which tokens of the vocabulary may come next.
+//
+// What is accepted: one object or array at the top level (picoLM's --json asks for an object or an array;
+// a bare string, number or literal is not accepted), with the full grammar inside it: objects, arrays,
+// strings with every escape including \uXXXX, numbers -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?,
+// true, false, null and whitespace. Three limits make generation always end well:
+//   - nesting deeper than MaxDepth is rejected;
+//   - at most MaxWhitespace consecutive whitespace bytes;
+//   - strings must be valid UTF-8 (RFC 8259 §8.1), so an incomplete multi-byte sequence is finished before
+//     the string can close. No whitespace is accepted after the top-level value: once it closes only the
+//     end-of-generation token is allowed.
+//
+// A token is allowed only if every one of its bytes is accepted in turn, so a token may span several JSON
+// parts (`":`, `},{"`). Mask also keeps a budget: given how many tokens may still be generated, it allows
+// only tokens after which the document can still be closed in time, so the output is always complete JSON
+// even when the token limit cuts generation short.
+//
+// Cost: the vocabulary is compiled once into a trie (tokens sorted by their bytes; a subtree is a contiguous
+// range of that order). Mask walks the trie with the automaton, copying the 16-byte State down the tree and
+// pruning at the first rejected byte, so a rejected subtree costs one write per token in it. Inside a
+// string, subtrees whose tokens are all plain string text (no quote, backslash or control byte, complete
+// UTF-8) are decided without descending.
+package grammar
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"unicode/utf8"
+)
+
+// ErrRejected is returned (wrapped) by Accept for a token the grammar does not allow.
+var ErrRejected = errors.New("grammar: token not allowed")
+
+// infCost is the cost of a state that cannot be closed with this vocabulary's single-byte tokens.
+const infCost = 1 << 30
+
+// Grammar is the JSON grammar compiled for one vocabulary. It is read-only after NewJSON and safe for
+// concurrent use; each generation keeps its own State.
+type Grammar struct {
+	vocab    int
+	eos      int      // end-of-generation token id, -1 if none
+	pieces   [][]byte // pieces[id]
+	perm     []int32  // token ids sorted by their bytes (then id); empty pieces and eos excluded
+	controls []int32  // tokens with empty pieces (never allowed), eos excluded
+	nodes    []node
+	edgeByte []byte  // edgeByte[e]: the byte on edge e
+	edgeNode []int32 // edgeNode[e]: the child it leads to
+	single   [256]bool
+}
+
+// node is a trie node: the tokens whose bytes start with the node's prefix are perm[lo:hi]; those equal
+// to the prefix are perm[lo:own]. Its children are edges [edge, edge+nedge).
+type node struct {
+	lo, own, hi int32
+	edge, nedge int32
+	plain       bool // every token below, past this prefix, is plain string text
+}
+
+// NewJSON compiles the JSON grammar for a vocabulary: pieces[id] is the bytes token id emits (empty for
+// control tokens, which are never allowed) and eos the end-of-generation token (allowed only once the
+// top-level value is complete; pass -1 if there is none). pieces is retained, not copied.
+func NewJSON(pieces [][]byte, eos int) *Grammar {
+	if eos < 0 || eos >= len(pieces) {
+		eos = -1
+	}
+	g := &Grammar{vocab: len(pieces), eos: eos, pieces: pieces}
+	for id, p := range pieces {
+		switch {
+		case id == eos:
+		case len(p) == 0:
+			g.controls = append(g.controls, int32(id))
+		default:
+			g.perm = append(g.perm, int32(id))
+			if len(p) == 1 {
+				g.single[p[0]] = true
+			}
+		}
+	}
+	slices.SortFunc(g.perm, func(a, b int32) int {
+		if c := bytes.Compare(pieces[a], pieces[b]); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	g.nodes = append(g.nodes, node{})
+	g.build(0, 0, int32(len(g.perm)), 0)
+	return g
+}
+
+// build fills node n for the tokens perm[lo:hi], which share their first depth bytes.
+func (g *Grammar) build(n, lo, hi int32, depth int) {
+	own := lo
+	for own < hi && len(g.pieces[g.perm[own]]) == depth {
+		own++
+	}
+	// Group the rest by their byte at depth; reserve the edges contiguously, then build the children.
+	first := int32(len(g.edgeByte))
+	type group struct{ lo, hi int32 }
+	var groups []group
+	for i := own; i < hi; {
+		c := g.pieces[g.perm[i]][depth]
+		j := i + 1
+		for j < hi && g.pieces[g.perm[j]][depth] == c {
+			j++
+		}
+		groups = append(groups, group{i, j})
+		g.edgeByte = append(g.edgeByte, c)
+		g.edgeNode = append(g.edgeNode, int32(len(g.nodes)))
+		g.nodes = append(g.nodes, node{})
+		i = j
+	}
+	plain := true
+	for _, id := range g.perm[own:hi] {
+		if !plainText(g.pieces[id][depth:]) {
+			plain = false
+			break
+		}
+	}
+	g.nodes[n] = node{lo: lo, own: own, hi: hi, edge: first, nedge: int32(len(groups)), plain: plain}
+	for k, gr := range groups {
+		g.build(g.edgeNode[first+int32(k)], gr.lo, gr.hi, depth+1)
+	}
+}
+
+// plainText reports whether b, inside a string, leaves the automaton's state unchanged: complete UTF-8
+// with no quote, backslash or control byte.
+func plainText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(b)
+}
+
+// Start returns the state before any output.
+func (g *Grammar) Start() State { return start() }
+
+// ClosingCost returns how many tokens the shortest completion from st needs: one single-byte token per byte
+// of the shortest closing text (finish the current token, then close every open container). It is 0 once
+// the document is done, and very large (1<<30) if the vocabulary lacks a single-byte token the closing
+// needs.
+func (g *Grammar) ClosingCost(st *State) int { return g.cost(st) }
+
+func (g *Grammar) cost(st *State) int {
+	n := 0
+	ok := true
+	need := func(c byte) {
+		ok = ok && g.single[c]
+		n++
+	}
+	key := func() {
+		if st.key {
+			need(':')
+			need('0')
+		}
+	}
+	switch st.mode {
+	case mDone:
+		return 0
+	case mStart:
+		if g.single['{'] && g.single['}'] || g.single['['] && g.single[']'] {
+			return 2
+		}
+		return infCost
+	case mColon:
+		need(':')
+		need('0')
+	case mObjKey:
+		need('"')
+		need('"')
+		need(':')
+		need('0')
+	case mValue, mMinus, mDot, mExp, mExpSign:
+		need('0')
+	case mStr:
+		if st.u8need > 0 {
+			need(st.u8lo)
+			if st.u8need > 1 {
+				ok = ok && g.single[0x80]
+				n += int(st.u8need) - 1
+			}
+		}
+		need('"')
+		key()
+	case mEsc:
+		need('"')
+		need('"')
+		key()
+	case mHex:
+		ok = ok && g.single['0']
+		n += int(st.aux)
+		need('"')
+		key()
+	case mLit:
+		for i := st.aux; i < litEnd(st.aux); i++ {
+			need(lits[i])
+		}
+	}
+	objects := bits.OnesCount64(st.stack & (1<<st.depth - 1))
+	if objects > 0 && !g.single['}'] || int(st.depth) > objects && !g.single[']'] {
+		ok = false
+	}
+	if !ok {
+		return infCost
+	}
+	return n + int(st.depth)
+}
+
+// Accept advances st past token id. It returns an error wrapping ErrRejected, and leaves st unchanged, if
+// the grammar does not allow the token. The end-of-generation token is accepted only when st is done.
+func (g *Grammar) Accept(st *State, id int) error {
+	if id < 0 || id >= g.vocab {
+		return fmt.Errorf("%w: token id %d outside the vocabulary of %d", ErrRejected, id, g.vocab)
+	}
+	if id == g.eos {
+		if !st.Done() {
+			return fmt.Errorf("%w: end of generation before the JSON value is complete (in %s)", ErrRejected, st.String())
+		}
+		return nil
+	}
+	p := g.pieces[id]
+	if len(p) == 0 {
+		return fmt.Errorf("%w: control token %d emits no text", ErrRejected, id)
+	}
+	s := *st
+	for i, c := range p {
+		if !s.step(c) {
+			return fmt.Errorf("%w: token %d %q: byte %d (%q) not allowed in %s", ErrRejected, id, p, i, c, s.String())
+		}
+	}
+	*st = s
+	return nil
+}
+
+// Allowed reports whether token id may follow st under the grammar alone (no budget).
+func (g *Grammar) Allowed(st *State, id int) bool {
+	s := *st
+	return g.Accept(&s, id) == nil
+}
+
+// Mask sets logits[id] = -Inf for every token not allowed after st. remaining is how many tokens may still
+// be generated, this one included: a token is allowed only if the document can still be closed within
+// remaining-1 further tokens, so the output is complete when the budget runs out. (If st is already over
+// budget, which happens only when the whole budget is smaller than the shortest document, Mask allows the
+// tokens that bring the closing cost lowest.) Once st is done, only the end-of-generation token is allowed.
+// logits has one entry per token; entries past the vocabulary are set to -Inf, and a shorter slice is
+// masked entirely. Mask does not allocate.
+func (g *Grammar) Mask(st *State, logits []float32, remaining int) {
+	ninf := float32(math.Inf(-1))
+	if len(logits) < g.vocab {
+		for i := range logits {
+			logits[i] = ninf
+		}
+		return
+	}
+	for i := g.vocab; i < len(logits); i++ {
+		logits[i] = ninf
+	}
+	if st.Done() {
+		for i := range logits[:g.vocab] {
+			if i != g.eos {
+				logits[i] = ninf
+			}
+		}
+		return
+	}
+	if g.eos >= 0 {
+		logits[g.eos] = ninf
+	}
+	for _, id := range g.controls {
+		logits[id] = ninf
+	}
+	limit := remaining - 1
+	if g.cost(st) > limit+1 {
+		limit = g.minCost(0, *st)
+	}
+	g.walk(0, *st, logits, limit)
+}
+
+func (g *Grammar) maskRange(lo, hi int32, logits []float32) {
+	ninf := float32(math.Inf(-1))
+	for _, id := range g.perm[lo:hi] {
+		logits[id] = ninf
+	}
+}
+
+// walk masks the tokens of node n's subtree, st being the state after the node's prefix.
+func (g *Grammar) walk(n int32, st State, logits []float32, limit int) {
+	nd := &g.nodes[n]
+	if nd.own > nd.lo && g.cost(&st) > limit {
+		g.maskRange(nd.lo, nd.own, logits)
+	}
+	if nd.plain && st.mode == mStr && st.u8need == 0 {
+		// Every token below leaves the state as it is.
+		if g.cost(&st) > limit {
+			g.maskRange(nd.own, nd.hi, logits)
+		}
+		return
+	}
+	for e := nd.edge; e < nd.edge+nd.nedge; e++ {
+		child := g.edgeNode[e]
+		s := st
+		if s.step(g.edgeByte[e]) {
+			g.walk(child, s, logits, limit)
+		} else {
+			c := &g.nodes[child]
+			g.maskRange(c.lo, c.hi, logits)
+		}
+	}
+}
+
+// minCost returns the lowest closing cost reachable with one token from st (infCost if none is allowed).
+func (g *Grammar) minCost(n int32, st State) int {
+	nd := &g.nodes[n]
+	best := infCost
+	if nd.own > nd.lo {
+		best = g.cost(&st)
+	}
+	for e := nd.edge; e < nd.edge+nd.nedge; e++ {
+		s := st
+		if s.step(g.edgeByte[e]) {
+			best = min(best, g.minCost(g.edgeNode[e], s))
+		}
+	}
+	return best
+}
