@@ -61,3 +61,63 @@ func dotQ2_K(n int, w, act []byte) float32 {
 	}
 	return sum
 }
+
+// quantizeQ2_K is ggml's quantize_row_q2_K_ref.
+func quantizeQ2_K(dst []byte, src []float32) {
+	var (
+		L              [qkK]uint8
+		laux           [16]uint8
+		weights        [16]float32
+		mins, scales   [qkK / 16]float32
+		scaleQ, minQ   [qkK / 16]uint8
+		packedD, packM float32
+	)
+	const q4scale = 15
+	for b := 0; b < len(src)/qkK; b++ {
+		x := src[b*qkK : (b+1)*qkK]
+		blk := dst[b*q2_KBytes : (b+1)*q2_KBytes]
+		var maxScale, maxMin float32
+		for j := range qkK / 16 {
+			xs := x[16*j : 16*j+16]
+			for l, v := range xs {
+				weights[l] = absf(v)
+			}
+			scales[j], mins[j] = makeQKX2Quants(3, xs, weights[:], L[16*j:16*j+16], laux[:], -0.5, 0.1, 15, true)
+			maxScale = max(maxScale, scales[j])
+			maxMin = max(maxMin, mins[j])
+		}
+		scaleQ, minQ = [qkK / 16]uint8{}, [qkK / 16]uint8{}
+		packedD, packM = 0, 0
+		if maxScale > 0 {
+			iscale := q4scale / maxScale
+			for j := range scaleQ {
+				scaleQ[j] = uint8(nearestInt(iscale * scales[j]))
+			}
+			packedD = maxScale / q4scale
+		}
+		if maxMin > 0 {
+			iscale := q4scale / maxMin
+			for j := range minQ {
+				minQ[j] = uint8(nearestInt(iscale * mins[j]))
+			}
+			packM = maxMin / q4scale
+		}
+		for j := range qkK / 16 {
+			blk[j] = scaleQ[j] | minQ[j]<<4
+		}
+		putFP16(blk[80:], packedD)
+		putFP16(blk[82:], packM)
+		d, dmin := fp16At(blk[80:]), fp16At(blk[82:])
+		for j := range qkK / 16 {
+			dl := d * float32(blk[j]&0xf)
+			if dl == 0 {
+				continue
+			}
+			ml := dmin * float32(blk[j]>>4)
+			for i := 16 * j; i < 16*j+16; i++ {
+				L[i] = uint8(max(0, min(3, nearestInt((x[i]+ml)/dl))))
+			}
+		}
+		packQ2Bits(blk[16:80], L[:])
+	}
+}

@@ -70,3 +70,60 @@ func dotQ3_K(n int, w, act []byte) float32 {
 	}
 	return sum
 }
+
+// quantizeQ3_K is ggml's quantize_row_q3_K_ref.
+func quantizeQ3_K(dst []byte, src []float32) {
+	var (
+		L      [qkK]int8
+		scales [qkK / 16]float32
+		low    [qkK]uint8
+	)
+	for b := 0; b < len(src)/qkK; b++ {
+		x := src[b*qkK : (b+1)*qkK]
+		blk := dst[b*q3_KBytes : (b+1)*q3_KBytes]
+		hmask, qs, sc := blk[:32], blk[32:96], blk[96:108]
+		var maxScale, amax float32
+		for j := range qkK / 16 {
+			scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
+			if s := absf(scales[j]); s > amax {
+				amax, maxScale = s, scales[j]
+			}
+		}
+		clear(sc)
+		if maxScale != 0 {
+			iscale := -32 / maxScale
+			for j := range qkK / 16 {
+				l := uint8(max(-32, min(31, int8(nearestInt(iscale*scales[j])))) + 32)
+				if j < 8 {
+					sc[j] = l & 0xf
+				} else {
+					sc[j-8] |= (l & 0xf) << 4
+				}
+				sc[8+j%4] |= (l >> 4) << (2 * (j / 4))
+			}
+			putFP16(blk[108:], 1/iscale)
+		} else {
+			putFP16(blk[108:], 0)
+		}
+		d := fp16At(blk[108:])
+		for j := range qkK / 16 {
+			dl := d * float32(q3KScale(sc, j))
+			if dl == 0 {
+				continue
+			}
+			for i := 16 * j; i < 16*j+16; i++ {
+				L[i] = int8(max(-4, min(3, nearestInt(x[i]/dl))) + 4)
+			}
+		}
+		clear(hmask)
+		for j := range qkK {
+			l := uint8(L[j])
+			if l > 3 {
+				hmask[j%32] |= 1 << (j / 32)
+				l -= 4
+			}
+			low[j] = l
+		}
+		packQ2Bits(qs, low[:])
+	}
+}

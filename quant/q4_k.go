@@ -69,3 +69,86 @@ func dotQ4_K(n int, w, act []byte) float32 {
 	}
 	return sum
 }
+
+// packScaleMinK4 stores 6-bit scale ls and min lm of sub-block j into the
+// 12 packed bytes q (the inverse of scaleMinK4); q must start zeroed.
+func packScaleMinK4(q []byte, j int, ls, lm uint8) {
+	if j < 4 {
+		q[j] = ls
+		q[j+4] = lm
+		return
+	}
+	q[j+4] = ls&0xf | (lm&0xf)<<4
+	q[j-4] |= (ls >> 4) << 6
+	q[j] |= (lm >> 4) << 6
+}
+
+// quantizeScaleMinK is the shared body of ggml's quantize_row_q4_K_ref
+// and quantize_row_q5_K_ref: per 32-weight sub-block a scale/min fit by
+// makeQKX2Quants, 6-bit quantised scales and mins, then requantisation of
+// the weights into L (values 0..nmax) with the stored scales.
+func quantizeScaleMinK(x []float32, head []byte, L *[qkK]uint8, nmax int32, rmin, rdelta float32, nstep int) {
+	var (
+		laux         [32]uint8
+		weights      [32]float32
+		mins, scales [qkK / 32]float32
+	)
+	var maxScale, maxMin float32
+	for j := range qkK / 32 {
+		xs := x[32*j : 32*j+32]
+		var sumX2 float32
+		for _, v := range xs {
+			sumX2 += float32(v * v)
+		}
+		avX := sqrtf(sumX2 / 32)
+		for l, v := range xs {
+			weights[l] = avX + absf(v)
+		}
+		scales[j], mins[j] = makeQKX2Quants(nmax, xs, weights[:], L[32*j:32*j+32], laux[:], rmin, rdelta, nstep, false)
+		maxScale = max(maxScale, scales[j])
+		maxMin = max(maxMin, mins[j])
+	}
+	var invScale, invMin float32
+	if maxScale > 0 {
+		invScale = 63 / maxScale
+	}
+	if maxMin > 0 {
+		invMin = 63 / maxMin
+	}
+	packed := head[4:16]
+	clear(packed)
+	for j := range qkK / 32 {
+		ls := min(63, uint8(nearestInt(invScale*scales[j])))
+		lm := min(63, uint8(nearestInt(invMin*mins[j])))
+		packScaleMinK4(packed, j, ls, lm)
+	}
+	putFP16(head, maxScale/63)
+	putFP16(head[2:], maxMin/63)
+	d, dmin := fp16At(head), fp16At(head[2:])
+	for j := range qkK / 32 {
+		sc, m := scaleMinK4(j, packed)
+		dl := d * float32(sc)
+		if dl == 0 {
+			continue
+		}
+		dm := dmin * float32(m)
+		for i := 32 * j; i < 32*j+32; i++ {
+			L[i] = uint8(max(0, min(nmax, nearestInt((x[i]+dm)/dl))))
+		}
+	}
+}
+
+// quantizeQ4_K is ggml's quantize_row_q4_K_ref.
+func quantizeQ4_K(dst []byte, src []float32) {
+	var L [qkK]uint8
+	for b := 0; b < len(src)/qkK; b++ {
+		blk := dst[b*q4_KBytes : (b+1)*q4_KBytes]
+		quantizeScaleMinK(src[b*qkK:(b+1)*qkK], blk, &L, 15, -1, 0.1, 20)
+		qs := blk[16:144]
+		for g := range 4 {
+			for l := range 32 {
+				qs[32*g+l] = L[64*g+l] | L[64*g+32+l]<<4
+			}
+		}
+	}
+}

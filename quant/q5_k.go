@@ -62,3 +62,21 @@ func dotQ5_K(n int, w, act []byte) float32 {
 	}
 	return sum
 }
+
+// quantizeQ5_K is ggml's quantize_row_q5_K_ref.
+func quantizeQ5_K(dst []byte, src []float32) {
+	var L [qkK]uint8
+	for b := 0; b < len(src)/qkK; b++ {
+		blk := dst[b*q5_KBytes : (b+1)*q5_KBytes]
+		quantizeScaleMinK(src[b*qkK:(b+1)*qkK], blk, &L, 31, -0.5, 0.1, 15)
+		qh, qs := blk[16:48], blk[48:176]
+		clear(qh)
+		for g := range 4 {
+			for l := range 32 {
+				l1, l2 := L[64*g+l], L[64*g+32+l]
+				qh[l] |= (l1>>4)<<(2*g) | (l2>>4)<<(2*g+1)
+				qs[32*g+l] = l1&0xf | (l2&0xf)<<4
+			}
+		}
+	}
+}

@@ -59,3 +59,51 @@ func dotQ6_K(n int, w, act []byte) float32 {
 	}
 	return sum
 }
+
+// quantizeQ6_K is ggml's quantize_row_q6_K_ref.
+func quantizeQ6_K(dst []byte, src []float32) {
+	var (
+		L      [qkK]int8
+		scales [qkK / 16]float32
+	)
+	for b := 0; b < len(src)/qkK; b++ {
+		x := src[b*qkK : (b+1)*qkK]
+		blk := dst[b*q6_KBytes : (b+1)*q6_KBytes]
+		ql, qh, sc := blk[:128], blk[128:192], blk[192:208]
+		var maxScale, maxAbsScale float32
+		for j := range qkK / 16 {
+			scales[j] = makeQXQuants(32, x[16*j:16*j+16], L[16*j:16*j+16])
+			if s := absf(scales[j]); s > maxAbsScale {
+				maxAbsScale, maxScale = s, scales[j]
+			}
+		}
+		if maxAbsScale < groupMaxEps {
+			clear(blk)
+			continue
+		}
+		iscale := -128 / maxScale
+		putFP16(blk[208:], 1/iscale)
+		for j := range qkK / 16 {
+			sc[j] = byte(int8(min(127, nearestInt(iscale*scales[j]))))
+		}
+		d := fp16At(blk[208:])
+		for j := range qkK / 16 {
+			dl := d * float32(int8(sc[j]))
+			if dl == 0 {
+				continue
+			}
+			for i := 16 * j; i < 16*j+16; i++ {
+				L[i] = int8(max(-32, min(31, nearestInt(x[i]/dl))) + 32)
+			}
+		}
+		for h := range 2 {
+			for l := range 32 {
+				j := 128*h + l
+				q1, q2, q3, q4 := uint8(L[j]), uint8(L[j+32]), uint8(L[j+64]), uint8(L[j+96])
+				ql[64*h+l] = q1&0xf | (q3&0xf)<<4
+				ql[64*h+l+32] = q2&0xf | (q4&0xf)<<4
+				qh[32*h+l] = q1>>4 | (q2>>4)<<2 | (q3>>4)<<4 | (q4>>4)<<6
+			}
+		}
+	}
+}

@@ -115,11 +115,11 @@ var traits = [...]Traits{
 	Q8_0: {Name: "Q8_0", BlockSize: qk, TypeSize: q8_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ8_0, FromFloat: quantizeQ8_0, Dot: dotQ8_0},
 	Q8_1: {Name: "Q8_1", BlockSize: qk, TypeSize: q8_1Bytes, VecDotType: Q8_1, FromFloat: quantizeQ8_1},
 
-	Q2_K: {Name: "Q2_K", BlockSize: qkK, TypeSize: q2_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ2_K, Dot: dotQ2_K},
-	Q3_K: {Name: "Q3_K", BlockSize: qkK, TypeSize: q3_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ3_K, Dot: dotQ3_K},
-	Q4_K: {Name: "Q4_K", BlockSize: qkK, TypeSize: q4_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ4_K, Dot: dotQ4_K},
-	Q5_K: {Name: "Q5_K", BlockSize: qkK, TypeSize: q5_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ5_K, Dot: dotQ5_K},
-	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ6_K, Dot: dotQ6_K},
+	Q2_K: {Name: "Q2_K", BlockSize: qkK, TypeSize: q2_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ2_K, FromFloat: quantizeQ2_K, Dot: dotQ2_K},
+	Q3_K: {Name: "Q3_K", BlockSize: qkK, TypeSize: q3_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ3_K, FromFloat: quantizeQ3_K, Dot: dotQ3_K},
+	Q4_K: {Name: "Q4_K", BlockSize: qkK, TypeSize: q4_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ4_K, FromFloat: quantizeQ4_K, Dot: dotQ4_K},
+	Q5_K: {Name: "Q5_K", BlockSize: qkK, TypeSize: q5_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ5_K, FromFloat: quantizeQ5_K, Dot: dotQ5_K},
+	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ6_K, FromFloat: quantizeQ6_K, Dot: dotQ6_K},
 	Q8_K: {Name: "Q8_K", BlockSize: qkK, TypeSize: q8_KBytes, VecDotType: Q8_K, FromFloat: quantizeQ8_K},
 
 	// Codebook and ternary formats: sizes only for now (kernels: issue 3).
