@@ -1,0 +1,141 @@
+//go:build !wasm
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// wasiCLI is the CLI built with GOOS=wasip1, run under wazero the way
+// `wasmtime run --dir` runs it: the test data mounted read-only at /testdata
+// and a scratch directory at /work.
+type wasiCLI struct {
+	rt      wazero.Runtime
+	mod     wazero.CompiledModule
+	scratch string
+}
+
+func buildWASI(t *testing.T) *wasiCLI {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the CLI for wasip1")
+	}
+	out := filepath.Join(t.TempDir(), "picolm.wasm")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, ".")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("GOOS=wasip1 go build: %v\n%s", err, b)
+	}
+	bin, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	t.Cleanup(func() { rt.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	mod, err := rt.CompileModule(ctx, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &wasiCLI{rt: rt, mod: mod, scratch: t.TempDir()}
+}
+
+// run runs the wasm CLI with args; paths under the test data are rewritten
+// to the mount point.
+func (w *wasiCLI) run(t *testing.T, args []string, stdin string) (stdout, stderr string, code int) {
+	t.Helper()
+	abs, err := filepath.Abs(testdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{"picolm"}
+	for _, a := range args {
+		if rel, err := filepath.Rel(testdata, a); err == nil && !strings.HasPrefix(rel, "..") {
+			a = "/testdata/" + filepath.ToSlash(rel)
+		}
+		argv = append(argv, a)
+	}
+	var out, errb bytes.Buffer
+	cfg := wazero.NewModuleConfig().
+		WithArgs(argv...).
+		WithStdin(strings.NewReader(stdin)).
+		WithStdout(&out).
+		WithStderr(&errb).
+		WithFSConfig(wazero.NewFSConfig().
+			WithReadOnlyDirMount(abs, "/testdata").
+			WithDirMount(w.scratch, "/work"))
+	_, err = w.rt.InstantiateModule(context.Background(), w.mod, cfg)
+	var exit *sys.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = int(exit.ExitCode())
+	default:
+		t.Fatalf("wasm run %q: %v", argv, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestWASIMatchesNative runs every reference case under wazero and checks the
+// wasip1 build prints exactly what the native build prints, both ids and
+// text.
+func TestWASIMatchesNative(t *testing.T) {
+	w := buildWASI(t)
+	n := 0
+	for _, c := range loadRefCases(t) {
+		if ok, _ := supported(t, c.path); !ok {
+			continue
+		}
+		for _, args := range [][]string{c.args(), c.args()[:len(c.args())-1]} {
+			native, _ := runCLI(t, args)
+			got, stderr, code := w.run(t, args, "")
+			if code != 0 {
+				t.Fatalf("%s: wasm exit %d: %s", c.name(), code, stderr)
+			}
+			if got != native {
+				t.Errorf("%s %v: wasip1 printed\n %q\nnative printed\n %q", c.name(), args[1:], got, native)
+			}
+		}
+		n++
+	}
+	t.Logf("%d cases: wasip1 output identical to native", n)
+}
+
+// TestWASIEmbeddedModelAndStdin runs the embedded model with the prompt on
+// stdin, as `echo … | wasmtime run picolm.wasm` does.
+func TestWASIEmbeddedModelAndStdin(t *testing.T) {
+	w := buildWASI(t)
+	got, stderr, code := w.run(t, []string{"-n", "20", "-t", "0"}, "Once upon a time\n")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	native, _ := runCLIStdin(t, []string{"-n", "20", "-t", "0"}, "Once upon a time\n")
+	if got != native || !strings.HasPrefix(got, ", there was a little girl") {
+		t.Errorf("wasip1 %q, native %q", got, native)
+	}
+	if !strings.Contains(stderr, "stories260K.gguf (embedded)") {
+		t.Errorf("stderr does not name the embedded model: %s", stderr)
+	}
+}
+
+func runCLIStdin(t *testing.T, args []string, stdin string) (string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(args, strings.NewReader(stdin), &out, &errb); code != 0 {
+		t.Fatalf("picolm %q: exit %d: %s", args, code, errb.String())
+	}
+	return out.String(), errb.String()
+}
