@@ -1,5 +1,10 @@
 package quant
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // Q6_K: super-blocks of 256 weights, 210 bytes, 6.5625 bits per weight.
 // 16 sub-blocks of 16 weights, each with an int8 scale.
 //
@@ -40,8 +45,8 @@ func dequantizeQ6_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ6_K is ggml_vec_dot_q6_K_q8_K.
-func dotQ6_K(n int, w, act []byte) float32 {
+// dotQ6_KRef is ggml_vec_dot_q6_K_q8_K.
+func dotQ6_KRef(n int, w, act []byte) float32 {
 	var sum float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*q6_KBytes : (b+1)*q6_KBytes]
@@ -106,4 +111,43 @@ func quantizeQ6_K(dst []byte, src []float32) {
 			}
 		}
 	}
+}
+
+// dotQ6_K computes the same as dotQ6_KRef (bit for bit), walking the block
+// in its storage order: for each half and each l < 32, one ql pair and one
+// qh byte give the four quants l, l+32, l+64 and l+96.
+func dotQ6_K(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*q6_KBytes], act[:nb*q8_KBytes]
+	var sum float32
+	for b := range nb {
+		x := (*[q6_KBytes]byte)(w[b*q6_KBytes:])
+		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
+		yd := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
+		var isum int32
+		for h := range 2 {
+			ql := (*[64]byte)(x[64*h:])
+			qh := (*[32]byte)(x[128+32*h:])
+			sc := (*[8]byte)(x[192+8*h:])
+			y := (*[128]byte)(yb[4+128*h:])
+			for half := range 2 { // l in [16*half, 16*half+16): sub-blocks 2k+half
+				var s [4]int32
+				for l := 16 * half; l < 16*half+16; l++ {
+					q1 := int32(ql[l]&0xf|(qh[l]&3)<<4) - 32
+					q2 := int32(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32
+					q3 := int32(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
+					q4 := int32(ql[l+32]>>4|(qh[l]>>6)<<4) - 32
+					s[0] += q1 * int32(int8(y[l]))
+					s[1] += q2 * int32(int8(y[l+32]))
+					s[2] += q3 * int32(int8(y[l+64]))
+					s[3] += q4 * int32(int8(y[l+96]))
+				}
+				for k := range 4 {
+					isum += int32(int8(sc[2*k+half])) * s[k]
+				}
+			}
+		}
+		sum += fp16At(x[208:]) * yd * float32(isum)
+	}
+	return sum
 }

@@ -1,0 +1,115 @@
+package quant
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+const (
+	benchCols = 4096 // elements per row: a multiple of every block size
+	benchRows = 64
+)
+
+// dotTypes lists every type with a Dot kernel, in id order.
+func dotTypes() []Type {
+	var ts []Type
+	for id := range Type(64) {
+		if tr := TraitsOf(id); tr != nil && tr.Dot != nil {
+			ts = append(ts, id)
+		}
+	}
+	return ts
+}
+
+// benchData quantises a random benchRows x benchCols matrix to t and a
+// random activation to t's VecDotType.
+func benchData(tb testing.TB, t Type) (w, act []byte) {
+	tr := TraitsOf(t)
+	rng := rand.New(rand.NewPCG(uint64(t), 7))
+	src := make([]float32, benchRows*benchCols)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64())
+	}
+	rowBytes, err := RowSize(t, benchCols)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w = make([]byte, benchRows*rowBytes)
+	if tr.FromFloat == nil {
+		tb.Skipf("%v has no quantiser to make benchmark data", t)
+	}
+	tr.FromFloat(w, src)
+	vt := TraitsOf(tr.VecDotType)
+	actBytes, _ := RowSize(tr.VecDotType, benchCols)
+	act = make([]byte, actBytes)
+	vt.FromFloat(act, src[:benchCols])
+	return w, act
+}
+
+// BenchmarkDot measures each dot kernel as a matrix-vector product over
+// benchRows rows; the reported MB/s is weight bytes read per second.
+func BenchmarkDot(b *testing.B) {
+	for _, t := range dotTypes() {
+		b.Run(t.String(), func(b *testing.B) {
+			w, act := benchData(b, t)
+			dot := TraitsOf(t).Dot
+			rowBytes := len(w) / benchRows
+			b.SetBytes(int64(len(w)))
+			var sink float32
+			for b.Loop() {
+				for r := range benchRows {
+					sink += dot(benchCols, w[r*rowBytes:(r+1)*rowBytes], act)
+				}
+			}
+			_ = sink
+		})
+	}
+}
+
+// BenchmarkDequantize measures each dequantiser; MB/s is encoded bytes read.
+func BenchmarkDequantize(b *testing.B) {
+	for id := range Type(64) {
+		tr := TraitsOf(id)
+		if tr == nil || tr.Dequantize == nil {
+			continue
+		}
+		b.Run(id.String(), func(b *testing.B) {
+			w, _ := benchData(b, id)
+			dst := make([]float32, benchRows*benchCols)
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				tr.Dequantize(dst, w)
+			}
+		})
+	}
+}
+
+// BenchmarkActivation measures quantising one activation vector.
+func BenchmarkActivation(b *testing.B) {
+	for _, t := range []Type{Q8_0, Q8_1, Q8_K} {
+		b.Run(t.String(), func(b *testing.B) {
+			src := make([]float32, benchCols)
+			for i := range src {
+				src[i] = float32(i%17) - 8
+			}
+			n, _ := RowSize(t, benchCols)
+			dst := make([]byte, n)
+			b.SetBytes(int64(4 * benchCols))
+			for b.Loop() {
+				TraitsOf(t).FromFloat(dst, src)
+			}
+		})
+	}
+}
+
+// TestDotAllocs checks that no dot kernel allocates.
+func TestDotAllocs(t *testing.T) {
+	for _, typ := range dotTypes() {
+		w, act := benchData(t, typ)
+		dot := TraitsOf(typ).Dot
+		rowBytes := len(w) / benchRows
+		if n := testing.AllocsPerRun(10, func() { dot(benchCols, w[:rowBytes], act) }); n != 0 {
+			t.Errorf("%v: Dot allocates %v times", typ, n)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package quant
+
+import (
+	"math"
+	"testing"
+)
+
+// refDots maps each optimised dot kernel to the readable scalar reference
+// it must equal bit for bit.
+var refDots = map[Type]func(n int, w, act []byte) float32{
+	Q4_0: dotQ4_0Ref,
+	Q8_0: dotQ8_0Ref,
+	Q4_K: dotQ4_KRef,
+	Q6_K: dotQ6_KRef,
+}
+
+func TestDotMatchesReference(t *testing.T) {
+	for typ, ref := range refDots {
+		w, act := benchData(t, typ)
+		dot := TraitsOf(typ).Dot
+		rowBytes := len(w) / benchRows
+		for r := range benchRows {
+			row := w[r*rowBytes : (r+1)*rowBytes]
+			for _, n := range []int{benchCols, 256, 512} {
+				got, want := dot(n, row, act), ref(n, row, act)
+				if math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("%v row %d n %d: %g, reference %g", typ, r, n, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkDotRef measures the readable reference kernels, for comparison
+// with BenchmarkDot.
+func BenchmarkDotRef(b *testing.B) {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		b.Run(typ.String(), func(b *testing.B) {
+			w, act := benchData(b, typ)
+			dot := refDots[typ]
+			rowBytes := len(w) / benchRows
+			b.SetBytes(int64(len(w)))
+			var sink float32
+			for b.Loop() {
+				for r := range benchRows {
+					sink += dot(benchCols, w[r*rowBytes:(r+1)*rowBytes], act)
+				}
+			}
+			_ = sink
+		})
+	}
+}
