@@ -3,9 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
-
+	"sync"
 	"time"
 
+	"github.com/picolm/picolm-wasm/engine/grammar"
 	"github.com/picolm/picolm-wasm/engine/sample"
 )
 
@@ -73,13 +74,24 @@ func (s *Session) Generate(prompt []int, o GenerateOptions, emit Emit) (Stats, e
 	st.Prefill = time.Since(t0)
 
 	t1 := time.Now()
-	defer func() { st.Decode = time.Since(t1) }()
+	err = s.decode(logits, o, emit, &st)
+	st.Decode = time.Since(t1)
+	return st, err
+}
+
+// decode samples tokens from logits onwards until a stop condition.
+func (s *Session) decode(logits []float32, o GenerateOptions, emit Emit, st *Stats) error {
+	var err error
 	tk := s.m.Tokenizer
 	sampler := sample.New(s.m.Config.VocabSize, o.Sampling)
 	dec := tk.NewDecoder()
 	text := make([]byte, 0, 256)
-	var g *fakeG
-	var gs fakeS
+	var g *grammar.Grammar
+	var gs grammar.State
+	if o.JSON {
+		g = s.m.jsonGrammar()
+		gs = g.Start()
+	}
 	maxTokens := o.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = s.ctx
@@ -99,7 +111,7 @@ func (s *Session) Generate(prompt []int, o GenerateOptions, emit Emit) (Stats, e
 		id := sampler.Sample(logits)
 		if g != nil {
 			if err := g.Accept(&gs, id); err != nil {
-				return st, fmt.Errorf("json grammar: %w", err)
+				return fmt.Errorf("json grammar: %w", err)
 			}
 		}
 		if tk.IsEOG(id) {
@@ -117,13 +129,13 @@ func (s *Session) Generate(prompt []int, o GenerateOptions, emit Emit) (Stats, e
 			break
 		}
 		if logits, err = s.Forward(id); err != nil {
-			return st, err
+			return err
 		}
 	}
 	if rest := dec.Flush(text[:0]); len(rest) > 0 {
 		emit(-1, rest)
 	}
-	return st, nil
+	return nil
 }
 
 func commonPrefix(a, b []int) int {
@@ -134,9 +146,23 @@ func commonPrefix(a, b []int) int {
 	return n
 }
 
-type fakeG struct{}
-type fakeS struct{}
-func (fakeG) Mask(*fakeS, []float32, int) {}
-func (fakeG) Accept(*fakeS, int) error { return nil }
-func (fakeS) Done() bool { return false }
-type jsonGrammar struct{}
+// jsonGrammar is the model's JSON grammar, compiled over its vocabulary on
+// first use and shared by every session.
+type jsonGrammar struct {
+	once sync.Once
+	g    *grammar.Grammar
+}
+
+func (m *Model) jsonGrammar() *grammar.Grammar {
+	m.grammar.once.Do(func() {
+		tk := m.Tokenizer
+		pieces := make([][]byte, tk.VocabSize())
+		for id := range pieces {
+			if !tk.IsControl(id) {
+				pieces[id] = tk.Piece(id)
+			}
+		}
+		m.grammar.g = grammar.NewJSON(pieces, tk.EOS())
+	})
+	return m.grammar.g
+}
