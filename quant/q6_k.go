@@ -131,20 +131,16 @@ func dotQ6_K(n int, w, act []byte) float32 {
 			sc := (*[8]byte)(x[192+8*h:])
 			y := (*[128]byte)(yb[4+128*h:])
 			for half := range 2 { // l in [16*half, 16*half+16): sub-blocks 2k+half
-				var s [4]int32
+				var s0, s1, s2, s3 int32
 				for l := 16 * half; l < 16*half+16; l++ {
-					q1 := int32(ql[l]&0xf|(qh[l]&3)<<4) - 32
-					q2 := int32(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32
-					q3 := int32(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
-					q4 := int32(ql[l+32]>>4|(qh[l]>>6)<<4) - 32
-					s[0] += q1 * int32(int8(y[l]))
-					s[1] += q2 * int32(int8(y[l+32]))
-					s[2] += q3 * int32(int8(y[l+64]))
-					s[3] += q4 * int32(int8(y[l+96]))
+					lo, hi, h := ql[l], ql[l+32], qh[l]
+					s0 += (int32(lo&0xf|(h&3)<<4) - 32) * int32(int8(y[l]))
+					s1 += (int32(hi&0xf|(h>>2&3)<<4) - 32) * int32(int8(y[l+32]))
+					s2 += (int32(lo>>4|(h>>4&3)<<4) - 32) * int32(int8(y[l+64]))
+					s3 += (int32(hi>>4|(h>>6)<<4) - 32) * int32(int8(y[l+96]))
 				}
-				for k := range 4 {
-					isum += int32(int8(sc[2*k+half])) * s[k]
-				}
+				isum += int32(int8(sc[half]))*s0 + int32(int8(sc[2+half]))*s1 +
+					int32(int8(sc[4+half]))*s2 + int32(int8(sc[6+half]))*s3
 			}
 		}
 		sum += fp16At(x[208:]) * yd * float32(isum)
