@@ -414,17 +414,62 @@ func TestMaskMatchesBruteForce(t *testing.T) {
 // included): every output must be valid JSON within the budget.
 func TestRandomGenerations(t *testing.T) {
 	pieces, eos := synthVocab(4000, 2)
+	randomGenerations(t, pieces, eos, 2000, 2)
+}
+
+// TestRandomGenerationsRealVocab runs the same walks over the real SentencePiece vocabularies of the
+// shared test data, whose pieces mix JSON punctuation, spaces and words the way a model's output does.
+func TestRandomGenerationsRealVocab(t *testing.T) {
+	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"} {
+		t.Run(name, func(t *testing.T) {
+			pieces, eos, err := readSPMVocab("../../../shared/testdata/" + name)
+			if err != nil {
+				t.Skip(err)
+			}
+			g := NewJSON(pieces, eos)
+			st := g.Start()
+			if c := g.ClosingCost(&st); c != 2 {
+				t.Fatalf("ClosingCost at the start = %d, want 2 (single-byte tokens for every structural byte)", c)
+			}
+			n := 300
+			if testing.Short() {
+				n = 50
+			}
+			randomGenerations(t, pieces, eos, n, 2)
+		})
+	}
+}
+
+// randomGenerations makes count generations with a random sampler, each with a random budget (tiny ones
+// included, down to the smallest that can hold a document in this vocabulary): every output must be
+// complete valid JSON within the budget.
+func randomGenerations(t *testing.T, pieces [][]byte, eos, count, minBudget int) {
 	g := NewJSON(pieces, eos)
-	r := rand.New(rand.NewPCG(7, 8))
-	logits := make([]float32, len(pieces))
-	lengths := 0
-	for gen := range 2000 {
-		budget := 1 + r.IntN(8)
-		if gen%2 == 0 {
-			budget = 1 + r.IntN(120)
+	r := rand.New(rand.NewPCG(7, uint64(len(pieces))))
+	for _, p := range pieces {
+		if string(p) == "{}" || string(p) == "[]" {
+			minBudget = 1
 		}
-		// Bias the walk differently each time: sometimes toward opening brackets and strings.
-		bias := r.Float64() * 4
+	}
+	logits := make([]float32, len(pieces))
+	base := make([]float32, len(pieces))
+	lengths := 0
+	var last []byte
+	for gen := range count {
+		budget := minBudget + r.IntN(8)
+		if gen%2 == 0 {
+			budget = minBudget + r.IntN(120)
+		}
+		// A random preference per token for this generation, sometimes biased toward opening brackets
+		// and strings; fresh noise at every step.
+		bias := r.Float32() * 4
+		for i := range base {
+			base[i] = r.Float32() * 3
+			if p := pieces[i]; len(p) > 0 && (p[0] == '{' || p[0] == '[' || p[0] == '"') {
+				base[i] += bias
+			}
+		}
+		noise := r.Uint64() | 1
 		st := g.Start()
 		var out []byte
 		n := 0
@@ -432,14 +477,9 @@ func TestRandomGenerations(t *testing.T) {
 			if c := g.ClosingCost(&st); c > budget-n && n > 0 {
 				t.Fatalf("gen %d: closing cost %d exceeds the %d tokens left", gen, c, budget-n)
 			}
-			for i := range logits {
-				logits[i] = float32(r.NormFloat64() * 2)
-				if p := pieces[i]; len(p) > 0 && (p[0] == '{' || p[0] == '[' || p[0] == '"') {
-					logits[i] += float32(bias)
-				}
-			}
+			copy(logits, base)
 			g.Mask(&st, logits, budget-n)
-			id := sampleSoftmax(r, logits)
+			id := pickNoisy(logits, &noise)
 			if id < 0 {
 				t.Fatalf("gen %d: no token allowed after %q", gen, out)
 			}
@@ -464,35 +504,27 @@ func TestRandomGenerations(t *testing.T) {
 			t.Fatal(err)
 		}
 		lengths += len(out)
+		last = out
 	}
-	t.Logf("2000 generations, %d bytes in all", lengths)
+	t.Logf("%d generations, %d bytes in all; the last: %q", count, lengths, last)
 }
 
-func sampleSoftmax(r *rand.Rand, logits []float32) int {
-	m := math.Inf(-1)
-	for _, v := range logits {
-		m = max(m, float64(v))
-	}
-	if math.IsInf(m, -1) {
-		return -1
-	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v) - m)
-	}
-	u := r.Float64() * sum
-	last := -1
+// pickNoisy returns the allowed token with the highest logit plus uniform noise in [0, 4) (a random
+// sampler that is cheap enough for thousands of generations), or -1 if none is allowed.
+func pickNoisy(logits []float32, x *uint64) int {
+	best, bv := -1, float32(math.Inf(-1))
 	for i, v := range logits {
 		if math.IsInf(float64(v), -1) {
 			continue
 		}
-		last = i
-		u -= math.Exp(float64(v) - m)
-		if u < 0 {
-			return i
+		*x ^= *x << 13
+		*x ^= *x >> 7
+		*x ^= *x << 17
+		if s := v + float32(*x>>40)*(4.0/(1<<24)); s > bv {
+			best, bv = i, s
 		}
 	}
-	return last
+	return best
 }
 
 func TestAcceptErrors(t *testing.T) {

@@ -15,26 +15,26 @@ const (
 
 // Lexical modes.
 const (
-	mStart    uint8 = iota // before the top-level value: '{' or '['
-	mObjFirst              // after '{': a key or '}'
-	mObjKey                // after ',' in an object: a key
-	mColon                 // after a key: ':'
-	mValue                 // after ':' or after ',' in an array: a value
-	mArrFirst              // after '[': a value or ']'
-	mAfter                 // after a value inside a container: ',' or the container's closer
-	mDone                  // the top-level value has closed: nothing more
-	mStr                   // inside a string (key: an object key); u8need > 0 inside a UTF-8 sequence
-	mEsc                   // after '\' in a string
-	mHex                   // inside \uXXXX; aux = hex digits still needed
-	mMinus                 // after a number's '-'
-	mZero                  // after a leading '0' (a complete integer part)
-	mInt                   // in the digits of an integer part that started with 1-9
-	mDot                   // after '.'
-	mFrac                  // in fraction digits
-	mExp                   // after 'e' or 'E'
-	mExpSign               // after the exponent's sign
-	mExpDigits             // in exponent digits
-	mLit                   // inside true / false / null; aux = index in lits of the next byte
+	mStart     uint8 = iota // before the top-level value: '{' or '['
+	mObjFirst               // after '{': a key or '}'
+	mObjKey                 // after ',' in an object: a key
+	mColon                  // after a key: ':'
+	mValue                  // after ':' or after ',' in an array: a value
+	mArrFirst               // after '[': a value or ']'
+	mAfter                  // after a value inside a container: ',' or the container's closer
+	mDone                   // the top-level value has closed: nothing more
+	mStr                    // inside a string (key: an object key); u8need > 0 inside a UTF-8 sequence
+	mEsc                    // after '\' in a string
+	mHex                    // inside \uXXXX; aux = hex digits still needed
+	mMinus                  // after a number's '-'
+	mZero                   // after a leading '0' (a complete integer part)
+	mInt                    // in the digits of an integer part that started with 1-9
+	mDot                    // after '.'
+	mFrac                   // in fraction digits
+	mExp                    // after 'e' or 'E'
+	mExpSign                // after the exponent's sign
+	mExpDigits              // in exponent digits
+	mLit                    // inside true / false / null; aux = index in lits of the next byte
 )
 
 var modeNames = [...]string{"start", "object-first", "object-key", "colon", "value", "array-first", "after-value",
