@@ -32,9 +32,9 @@ func dequantizeQ2_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ2_K is ggml_vec_dot_q2_K_q8_K: the mins are applied through the
+// dotQ2_KRef is ggml_vec_dot_q2_K_q8_K: the mins are applied through the
 // activation's bsums, the scales per 16-weight sub-block.
-func dotQ2_K(n int, w, act []byte) float32 {
+func dotQ2_KRef(n int, w, act []byte) float32 {
 	var sum float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*q2_KBytes : (b+1)*q2_KBytes]
@@ -120,4 +120,43 @@ func quantizeQ2_K(dst []byte, src []float32) {
 		}
 		packQ2Bits(blk[16:80], L[:])
 	}
+}
+
+// dotQ2_K computes the same as dotQ2_KRef (bit for bit), walking the block
+// in storage order: each qs byte holds the quants of four sub-blocks.
+func dotQ2_K(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*q2_KBytes], act[:nb*q8_KBytes]
+	var sum float32
+	for b := range nb {
+		x := (*[q2_KBytes]byte)(w[b*q2_KBytes:])
+		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
+		yd, _, bsums := q8KBlock(yb[:])
+		scales := (*[16]byte)(x[:])
+		var summs int32
+		for j := range 16 {
+			summs += bsum(bsums, j) * int32(scales[j]>>4)
+		}
+		var isum int32
+		for h := range 2 {
+			y := (*[128]byte)(yb[4+128*h:])
+			for half := range 2 {
+				qs := (*[16]byte)(x[16+32*h+16*half:])
+				yh := y[16*half:]
+				var s0, s1, s2, s3 int32
+				for l := range 16 {
+					q := qs[l]
+					s0 += int32(q&3) * int32(int8(yh[l]))
+					s1 += int32(q>>2&3) * int32(int8(yh[l+32]))
+					s2 += int32(q>>4&3) * int32(int8(yh[l+64]))
+					s3 += int32(q>>6) * int32(int8(yh[l+96]))
+				}
+				sc := scales[8*h+half:]
+				isum += int32(sc[0]&0xf)*s0 + int32(sc[2]&0xf)*s1 + int32(sc[4]&0xf)*s2 + int32(sc[6]&0xf)*s3
+			}
+		}
+		dall, dmin := yd*fp16At(x[80:]), yd*fp16At(x[82:])
+		sum += float32(dall*float32(isum)) - float32(dmin*float32(summs))
+	}
+	return sum
 }

@@ -1,5 +1,10 @@
 package quant
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // Q3_K: super-blocks of 256 weights, 110 bytes, 3.4375 bits per weight.
 // 16 sub-blocks of 16 weights, each with a 6-bit signed scale.
 //
@@ -51,8 +56,8 @@ func dequantizeQ3_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ3_K is ggml_vec_dot_q3_K_q8_K.
-func dotQ3_K(n int, w, act []byte) float32 {
+// dotQ3_KRef is ggml_vec_dot_q3_K_q8_K.
+func dotQ3_KRef(n int, w, act []byte) float32 {
 	var sum float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*q3_KBytes : (b+1)*q3_KBytes]
@@ -126,4 +131,42 @@ func quantizeQ3_K(dst []byte, src []float32) {
 		}
 		packQ2Bits(qs, low[:])
 	}
+}
+
+// dotQ3_K computes the same as dotQ3_KRef (bit for bit), walking the block
+// in storage order: qs[32*h + l] and hmask[l] give the quants
+// 128*h + 32*k + l for k < 4.
+func dotQ3_K(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*q3_KBytes], act[:nb*q8_KBytes]
+	var sum float32
+	var scales [16]int32
+	for b := range nb {
+		x := (*[q3_KBytes]byte)(w[b*q3_KBytes:])
+		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
+		yd := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
+		hmask := (*[32]byte)(x[:])
+		for j := range scales {
+			scales[j] = q3KScale(x[96:108], j)
+		}
+		var isum int32
+		for h := range 2 {
+			y := (*[128]byte)(yb[4+128*h:])
+			qs := (*[32]byte)(x[32+32*h:])
+			for half := range 2 {
+				var s0, s1, s2, s3 int32
+				for l := 16 * half; l < 16*half+16; l++ {
+					q, hm := qs[l], hmask[l]>>(4*h)
+					s0 += (int32(q&3) - 4 + 4*int32(hm&1)) * int32(int8(y[l]))
+					s1 += (int32(q>>2&3) - 4 + 4*int32(hm>>1&1)) * int32(int8(y[l+32]))
+					s2 += (int32(q>>4&3) - 4 + 4*int32(hm>>2&1)) * int32(int8(y[l+64]))
+					s3 += (int32(q>>6) - 4 + 4*int32(hm>>3&1)) * int32(int8(y[l+96]))
+				}
+				sc := scales[8*h+half:]
+				isum += sc[0]*s0 + sc[2]*s1 + sc[4]*s2 + sc[6]*s3
+			}
+		}
+		sum += fp16At(x[108:]) * yd * float32(isum)
+	}
+	return sum
 }

@@ -10,7 +10,10 @@ import (
 var refDots = map[Type]func(n int, w, act []byte) float32{
 	Q4_0: dotQ4_0Ref,
 	Q8_0: dotQ8_0Ref,
+	Q2_K: dotQ2_KRef,
+	Q3_K: dotQ3_KRef,
 	Q4_K: dotQ4_KRef,
+	Q5_K: dotQ5_KRef,
 	Q6_K: dotQ6_KRef,
 }
 
@@ -34,7 +37,7 @@ func TestDotMatchesReference(t *testing.T) {
 // BenchmarkDotRef measures the readable reference kernels, for comparison
 // with BenchmarkDot.
 func BenchmarkDotRef(b *testing.B) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
 		b.Run(typ.String(), func(b *testing.B) {
 			w, act := benchData(b, typ)
 			dot := refDots[typ]
