@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -18,17 +19,40 @@ const (
 )
 
 // decoder reads little-endian fields from b, reporting errors at the offset
-// of the field being read.
+// of the field being read. kind, name and idx say what is being read
+// ("tensor info", "blk.0.attn_q.weight", 3) for the messages; they are only
+// formatted when an error occurs, so reading allocates nothing.
 type decoder struct {
-	b   []byte
-	off int
+	b    []byte
+	off  int
+	kind string
+	name string
+	idx  int
 }
 
 func (d *decoder) left() int { return len(d.b) - d.off }
 
+// at sets what is being read.
+func (d *decoder) at(kind, name string, idx int) { d.kind, d.name, d.idx = kind, name, idx }
+
+// errf returns a FormatError at offset off, its message prefixed with what
+// is being read.
+func (d *decoder) errf(off int, err error, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	switch {
+	case d.name != "":
+		msg = d.kind + " " + strconv.Quote(d.name) + ": " + msg
+	case d.idx >= 0 && d.kind != "":
+		msg = d.kind + " " + strconv.Itoa(d.idx) + ": " + msg
+	case d.kind != "":
+		msg = d.kind + ": " + msg
+	}
+	return &FormatError{Offset: int64(off), Err: err, Msg: msg}
+}
+
 func (d *decoder) need(n int, what string) error {
 	if d.left() < n {
-		return formatErr(d.off, ErrTruncated, "%s needs %d bytes, %d left", what, n, d.left())
+		return d.errf(d.off, ErrTruncated, "%s needs %d bytes, %d left", what, n, d.left())
 	}
 	return nil
 }
@@ -54,32 +78,33 @@ func (d *decoder) u64(what string) (uint64, error) {
 // str reads a u64 length and that many bytes.
 func (d *decoder) str(what string) ([]byte, error) {
 	at := d.off
-	n, err := d.u64(what + " length")
-	if err != nil {
+	if err := d.need(8, what+" length"); err != nil {
 		return nil, err
 	}
+	n := binary.LittleEndian.Uint64(d.b[d.off:])
+	d.off += 8
 	if n > uint64(d.left()) {
-		return nil, formatErr(at, ErrLength, "%s length %d exceeds the %d bytes left", what, n, d.left())
+		return nil, d.errf(at, ErrLength, "%s length %d exceeds the %d bytes left", what, n, d.left())
 	}
 	s := d.b[d.off : d.off+int(n)]
 	d.off += int(n)
 	return s, nil
 }
 
-// value reads a value of type t; what names it for error messages.
-func (d *decoder) value(t ValueType, what string, depth int) (Value, error) {
+// value reads a value of type t.
+func (d *decoder) value(t ValueType) (Value, error) {
 	switch t {
 	case TypeString:
-		s, err := d.str(what)
+		s, err := d.str("string")
 		if err != nil {
 			return Value{}, err
 		}
 		return Value{typ: TypeString, str: string(s)}, nil
 	case TypeArray:
-		return d.array(what, depth)
+		return d.array(0)
 	}
 	size := fixedSize[t]
-	if err := d.need(size, what); err != nil {
+	if err := d.need(size, t.String()); err != nil {
 		return Value{}, err
 	}
 	v := Value{typ: t, num: scalarBits(t, d.b[d.off:])}
@@ -89,29 +114,29 @@ func (d *decoder) value(t ValueType, what string, depth int) (Value, error) {
 
 // array reads an array's element type, count and elements. Elements are
 // validated here and kept as raw bytes; strings and nested arrays also get
-// the offset of each element.
-func (d *decoder) array(what string, depth int) (Value, error) {
+// the offset of each element. depth counts the arrays around this one.
+func (d *decoder) array(depth int) (Value, error) {
 	if depth >= maxNesting {
-		return Value{}, formatErr(d.off, ErrNesting, "%s: more than %d levels of arrays", what, maxNesting)
+		return Value{}, d.errf(d.off, ErrNesting, "more than %d levels of arrays", maxNesting)
 	}
 	at := d.off
-	et, err := d.u32(what + " element type")
+	et, err := d.u32("array element type")
 	if err != nil {
 		return Value{}, err
 	}
 	if !ValueType(et).valid() {
-		return Value{}, formatErr(at, ErrValueType, "%s: array element type %d", what, et)
+		return Value{}, d.errf(at, ErrValueType, "array element type %d", et)
 	}
 	elem := ValueType(et)
 	at = d.off
-	n, err := d.u64(what + " element count")
+	n, err := d.u64("array element count")
 	if err != nil {
 		return Value{}, err
 	}
 	min := uint64(minSize[elem])
 	if n > uint64(d.left())/min {
-		return Value{}, formatErr(at, ErrLength, "%s: array of %d %s needs at least %d bytes per element, %d bytes left",
-			what, n, elem, min, d.left())
+		return Value{}, d.errf(at, ErrLength, "array of %d %s needs at least %d bytes per element, %d bytes left",
+			n, elem, min, d.left())
 	}
 	v := Value{typ: TypeArray, elem: elem, n: int(n)}
 	start := d.off
@@ -124,9 +149,9 @@ func (d *decoder) array(what string, depth int) (Value, error) {
 	for i := range v.offs {
 		v.offs[i] = d.off - start
 		if elem == TypeString {
-			_, err = d.str(what + " element")
+			_, err = d.str("array element")
 		} else {
-			_, err = d.array(what+" element", depth+1)
+			_, err = d.array(depth + 1)
 		}
 		if err != nil {
 			return Value{}, err
@@ -140,6 +165,7 @@ func (d *decoder) array(what string, depth int) (Value, error) {
 // which must not change while the File is in use.
 func Parse(b []byte) (*File, error) {
 	d := &decoder{b: b}
+	d.at("header", "", -1)
 	f := &File{data: b}
 
 	// Header.
@@ -188,23 +214,25 @@ func Parse(b []byte) (*File, error) {
 	alignAt := 0 // offset of general.alignment's value type, for errors
 	for i := 0; i < int(nKV); i++ {
 		at := d.off
-		k, err := d.str("metadata key")
+		d.at("metadata entry", "", i)
+		k, err := d.str("key")
 		if err != nil {
 			return nil, err
 		}
 		key := string(k)
 		if _, dup := f.keys[key]; dup {
-			return nil, formatErr(at, ErrDuplicateKey, "key %q appears twice", key)
+			return nil, d.errf(at, ErrDuplicateKey, "key %q appears twice", key)
 		}
+		d.at("metadata", key, i)
 		at = d.off
-		t, err := d.u32("value type of " + quoted(key))
+		t, err := d.u32("value type")
 		if err != nil {
 			return nil, err
 		}
 		if !ValueType(t).valid() {
-			return nil, formatErr(at, ErrValueType, "key %q has value type %d", key, t)
+			return nil, d.errf(at, ErrValueType, "value type %d", t)
 		}
-		v, err := d.value(ValueType(t), "value of "+quoted(key), 0)
+		v, err := d.value(ValueType(t))
 		if err != nil {
 			return nil, err
 		}
@@ -233,23 +261,25 @@ func Parse(b []byte) (*File, error) {
 	spans := make([]span, 0, nTensors)
 	for i := 0; i < int(nTensors); i++ {
 		at := d.off
-		nm, err := d.str("tensor name")
+		d.at("tensor info", "", i)
+		nm, err := d.str("name")
 		if err != nil {
 			return nil, err
 		}
 		name := string(nm)
 		if _, dup := f.names[name]; dup {
-			return nil, formatErr(at, ErrDuplicateName, "tensor %q appears twice", name)
+			return nil, d.errf(at, ErrDuplicateName, "tensor %q appears twice", name)
 		}
+		d.at("tensor", name, i)
 		atDims := d.off
-		nd, err := d.u32("dimension count of tensor " + quoted(name))
+		nd, err := d.u32("dimension count")
 		if err != nil {
 			return nil, err
 		}
 		if nd > MaxDims {
-			return nil, formatErr(atDims, ErrDims, "tensor %q has %d dimensions, at most %d allowed", name, nd, MaxDims)
+			return nil, d.errf(atDims, ErrDims, "%d dimensions, at most %d allowed", nd, MaxDims)
 		}
-		if err := d.need(8*int(nd), "dimensions of tensor "+quoted(name)); err != nil {
+		if err := d.need(8*int(nd), "dimensions"); err != nil {
 			return nil, err
 		}
 		dims := make([]uint64, nd)
@@ -259,34 +289,34 @@ func Parse(b []byte) (*File, error) {
 			d.off += 8
 			hi, lo := bits.Mul64(elems, dims[j])
 			if hi != 0 || lo > math.MaxInt64 {
-				return nil, formatErr(atDims, ErrDims, "tensor %q dimensions %v: element count overflows", name, dims[:j+1])
+				return nil, d.errf(atDims, ErrDims, "dimensions %v: element count overflows", dims[:j+1])
 			}
 			elems = lo
 		}
 		atType := d.off
-		typ, err := d.u32("type of tensor " + quoted(name))
+		typ, err := d.u32("type")
 		if err != nil {
 			return nil, err
 		}
 		tr := quant.TraitsOf(quant.Type(typ))
 		if tr == nil || tr.BlockSize <= 0 || tr.TypeSize <= 0 {
-			return nil, formatErr(atType, ErrTensorType, "tensor %q has type id %d", name, typ)
+			return nil, d.errf(atType, ErrTensorType, "type id %d", typ)
 		}
 		if elems%uint64(tr.BlockSize) != 0 {
-			return nil, formatErr(atDims, ErrBlockSize, "tensor %q dimensions %v: %d elements are not a whole number of %s blocks of %d",
-				name, dims, elems, tr.Name, tr.BlockSize)
+			return nil, d.errf(atDims, ErrBlockSize, "dimensions %v: %d elements are not a whole number of %s blocks of %d",
+				dims, elems, tr.Name, tr.BlockSize)
 		}
 		atOff := d.off
-		off, err := d.u64("data offset of tensor " + quoted(name))
+		off, err := d.u64("data offset")
 		if err != nil {
 			return nil, err
 		}
 		if off%f.Alignment != 0 {
-			return nil, formatErr(atOff, ErrMisaligned, "tensor %q has data offset %d, not a multiple of the alignment %d", name, off, f.Alignment)
+			return nil, d.errf(atOff, ErrMisaligned, "data offset %d is not a multiple of the alignment %d", off, f.Alignment)
 		}
 		hi, size := bits.Mul64(elems/uint64(tr.BlockSize), uint64(tr.TypeSize))
 		if hi != 0 || size > math.MaxInt64 {
-			return nil, formatErr(atDims, ErrDims, "tensor %q dimensions %v: byte size overflows", name, dims)
+			return nil, d.errf(atDims, ErrDims, "dimensions %v: byte size overflows", dims)
 		}
 		f.names[name] = len(f.Tensors)
 		f.Tensors = append(f.Tensors, TensorInfo{Name: name, Dims: dims, Type: quant.Type(typ), Offset: off})
@@ -305,7 +335,10 @@ func Parse(b []byte) (*File, error) {
 		t := &f.Tensors[i]
 		start, c1 := bits.Add64(f.DataOffset, s.start, 0)
 		stop, c2 := bits.Add64(start, s.size, 0)
-		if c1 != 0 || c2 != 0 || stop > uint64(len(b)) {
+		if c1 != 0 || c2 != 0 {
+			return nil, formatErr(s.info, ErrTensorBounds, "tensor %q: data offset %d + %d bytes overflows", t.Name, s.start, s.size)
+		}
+		if stop > uint64(len(b)) {
 			return nil, formatErr(s.info, ErrTensorBounds, "tensor %q (%s %v, %d bytes) spans file bytes [%d, %d), the file has %d",
 				t.Name, typeName(t.Type), t.Dims, s.size, f.DataOffset+s.start, f.DataOffset+s.start+s.size, len(b))
 		}
@@ -313,18 +346,25 @@ func Parse(b []byte) (*File, error) {
 	}
 
 	// No two tensors may share bytes.
-	order := make([]int, len(spans))
-	for i := range order {
-		order[i] = i
+	order := make([]int, 0, len(spans))
+	for i := range spans {
+		if spans[i].size > 0 {
+			order = append(order, i)
+		}
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		return cmpUint64(spans[a].start, spans[b].start)
 	})
-	for k := 1; k < len(order); k++ {
-		p, q := &spans[order[k-1]], &spans[order[k]]
-		if p.size > 0 && q.size > 0 && p.start+p.size > q.start {
+	last := -1 // the tensor reaching furthest so far
+	for _, k := range order {
+		q := &spans[k]
+		if last >= 0 && q.start < spans[last].start+spans[last].size {
+			p := &spans[last]
 			return nil, formatErr(q.info, ErrOverlap, "tensor %q at data offset %d overlaps tensor %q at [%d, %d)",
-				f.Tensors[order[k]].Name, q.start, f.Tensors[order[k-1]].Name, p.start, p.start+p.size)
+				f.Tensors[k].Name, q.start, f.Tensors[last].Name, p.start, p.start+p.size)
+		}
+		if last < 0 || q.start+q.size > spans[last].start+spans[last].size {
+			last = k
 		}
 	}
 	return f, nil
@@ -358,5 +398,3 @@ func typeName(t quant.Type) string {
 	}
 	return "type " + strconv.FormatUint(uint64(t), 10)
 }
-
-func quoted(s string) string { return strconv.Quote(s) }
