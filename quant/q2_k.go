@@ -142,7 +142,7 @@ func dotQ2_K(n int, w, act []byte) float32 {
 			y := (*[128]byte)(yb[4+128*h:])
 			for half := range 2 {
 				qs := (*[16]byte)(x[16+32*h+16*half:])
-				yh := y[16*half:]
+				yh := (*[112]byte)(y[16*half:])
 				var s0, s1, s2, s3 int32
 				for l := range 16 {
 					q := qs[l]
