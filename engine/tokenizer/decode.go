@@ -5,9 +5,9 @@ import "unicode/utf8"
 // Decoder turns a stream of token ids into text, emitting only complete
 // UTF-8: a character whose bytes arrive in several tokens (byte-fallback
 // tokens <0xE2><0x96><0x81>) is held back until it is complete. Bytes that
-// cannot be part of valid UTF-8 become U+FFFD, one per maximal invalid
-// subpart, the way Go's utf8 decoding and the Unicode standard do it, so no
-// byte is dropped silently.
+// cannot be part of valid UTF-8 become U+FFFD, one per maximal subpart of an
+// ill-formed sequence (the Unicode standard's recommended practice, also
+// WHATWG's and Python's), so no byte is dropped silently.
 //
 // A Decoder is not safe for concurrent use; make one per stream.
 type Decoder struct {

@@ -1,5 +1,7 @@
 package tokenizer
 
+import "math"
+
 // SentencePiece encoding, after llama.cpp's llm_tokenizer_spm_session.
 //
 //  1. Spaces become "▁" (U+2581); a fragment of text that starts the input or
@@ -21,12 +23,32 @@ type symbol struct {
 	off, n     int32 // escaped[off:off+n]; n == 0 once merged into its left neighbour
 }
 
-// bigram is a candidate merge of symbols left and right.
+// bigram is a candidate merge of symbol left with its right neighbour.
 type bigram struct {
-	left, right int32
-	score       float32
-	size        int32 // byte length of the merged text when queued
+	// key orders the queue as llama.cpp's comparator does: higher score
+	// first, then the leftmost pair. The high 32 bits are the score's bits
+	// made order-preserving as an unsigned number, the low 32 bits ^left.
+	key         uint64
+	right, size int32 // size: byte length of the merged text when queued
 }
+
+func bigramKey(score float32, left int32) uint64 {
+	if score == 0 {
+		score = 0 // -0 == +0, as in the float comparison
+	}
+	b := math.Float32bits(score)
+	if b&(1<<31) != 0 {
+		b = ^b // negative: larger magnitude sorts lower
+	} else {
+		b |= 1 << 31
+	}
+	return uint64(b)<<32 | uint64(^uint32(left))
+}
+
+func (b bigram) left() int32 { return int32(^uint32(b.key)) }
+
+// maxPooledText bounds the scratch kept for reuse between Encode calls.
+const maxPooledText = 1 << 20
 
 // encodeState is the reusable scratch of one Encode call.
 type encodeState struct {
@@ -35,12 +57,7 @@ type encodeState struct {
 	found         []int32
 	escaped       []byte
 	symbols       []symbol
-	queue         []bigram // binary max-heap, see before
-}
-
-// before reports whether a pops before b: higher score, then leftmost.
-func before(a, b *bigram) bool {
-	return a.score > b.score || (a.score == b.score && a.left < b.left)
+	queue         []bigram // binary max-heap on key
 }
 
 func (st *encodeState) push(b bigram) {
@@ -48,7 +65,7 @@ func (st *encodeState) push(b bigram) {
 	i := len(q) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !before(&q[i], &q[p]) {
+		if q[i].key <= q[p].key {
 			break
 		}
 		q[i], q[p] = q[p], q[i]
@@ -70,10 +87,10 @@ func (st *encodeState) pop() bigram {
 			break
 		}
 		c := l
-		if r := l + 1; r < len(q) && before(&q[r], &q[l]) {
+		if r := l + 1; r < len(q) && q[r].key > q[l].key {
 			c = r
 		}
-		if !before(&q[c], &q[i]) {
+		if q[c].key <= q[i].key {
 			break
 		}
 		q[i], q[c] = q[c], q[i]
@@ -134,7 +151,8 @@ func (t *Tokenizer) spm(dst []int, st *encodeState, text string, prefix bool) []
 	}
 	for len(st.queue) > 0 {
 		b := st.pop()
-		l, r := &syms[b.left], &syms[b.right]
+		left := b.left()
+		l, r := &syms[left], &syms[b.right]
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
 			continue // stale: one side changed since this pair was queued
 		}
@@ -142,10 +160,10 @@ func (t *Tokenizer) spm(dst []int, st *encodeState, text string, prefix bool) []
 		r.n = 0
 		l.next = r.next
 		if r.next >= 0 {
-			syms[r.next].prev = b.left
+			syms[r.next].prev = left
 		}
-		t.tryBigram(st, l.prev, b.left)
-		t.tryBigram(st, b.left, l.next)
+		t.tryBigram(st, l.prev, left)
+		t.tryBigram(st, left, l.next)
 	}
 
 	// 4. output
@@ -175,7 +193,7 @@ func (t *Tokenizer) tryBigram(st *encodeState, left, right int32) {
 	if !ok {
 		return
 	}
-	st.push(bigram{left: left, right: right, score: t.scores[id], size: l.n + r.n})
+	st.push(bigram{key: bigramKey(t.scores[id], left), right: right, size: l.n + r.n})
 }
 
 // Encode tokenizes text. With addBOS (llama.cpp's add_special) the model's
@@ -195,7 +213,11 @@ func (t *Tokenizer) AppendEncode(dst []int, text string, addBOS bool) []int {
 // encode is llama.cpp's llama_vocab::impl::tokenize for SPM vocabularies.
 func (t *Tokenizer) encode(dst []int, text string, addSpecial, parseSpecial bool) []int {
 	st := t.scratch.Get().(*encodeState)
-	defer t.scratch.Put(st)
+	defer func() {
+		if cap(st.escaped) <= maxPooledText { // do not pin the scratch of a huge input
+			t.scratch.Put(st)
+		}
+	}()
 
 	if addSpecial && t.addBOS {
 		dst = append(dst, t.bos)
