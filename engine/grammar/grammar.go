@@ -276,8 +276,9 @@ func (g *Grammar) Mask(st *State, logits []float32, remaining int) {
 	for _, id := range g.controls {
 		logits[id] = ninf
 	}
+	remaining = max(remaining, 1)
 	limit := remaining - 1
-	if g.cost(st) > limit+1 {
+	if g.cost(st) > remaining {
 		limit = g.minCost(0, *st)
 	}
 	g.walk(0, *st, logits, limit)

@@ -381,10 +381,21 @@ func allowedSet(logits []float32) []int {
 // TestMaskMatchesBruteForce checks Mask against the token-by-token definition along random walks.
 func TestMaskMatchesBruteForce(t *testing.T) {
 	pieces, eos := synthVocab(3000, 1)
+	maskMatchesBruteForce(t, pieces, eos, 60)
+	t.Run("llama-spm", func(t *testing.T) {
+		pieces, eos, err := readSPMVocab("../../../shared/testdata/ggml-vocab-llama-spm.gguf")
+		if err != nil {
+			t.Skip(err)
+		}
+		maskMatchesBruteForce(t, pieces, eos, 6)
+	})
+}
+
+func maskMatchesBruteForce(t *testing.T, pieces [][]byte, eos, walks int) {
 	g := NewJSON(pieces, eos)
 	r := rand.New(rand.NewPCG(5, 6))
 	logits := make([]float32, len(pieces))
-	for walk := range 60 {
+	for walk := range walks {
 		st := g.Start()
 		budget := 1 + r.IntN(40)
 		for remaining := budget; remaining > 0 && !st.Done(); remaining-- {
