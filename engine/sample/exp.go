@@ -21,9 +21,9 @@ func expNeg(x float64) float32 {
 		return 0
 	}
 	const (
-		k64    = 64 / math.Ln2
-		ln2hi  = 6.93147180369123816490e-01 / 64 // ln2/64 split so k*ln2hi is exact (as fdlibm)
-		ln2lo  = 1.90821492927058770002e-10 / 64
+		k64   = 64 / math.Ln2
+		ln2hi = 6.93147180369123816490e-01 / 64 // ln2/64 split so k*ln2hi is exact (as fdlibm)
+		ln2lo = 1.90821492927058770002e-10 / 64
 	)
 	k := math.Floor(x*k64 + 0.5) // in [-9601, 0]
 	r := (x - k*ln2hi) - k*ln2lo
