@@ -193,7 +193,7 @@ func TestExclusionSets(t *testing.T) {
 		}
 		s := New(n, p)
 		seen := make([]int, n)
-		const draws = 20000
+		const draws = 10000
 		for range draws {
 			seen[s.Sample(logits)]++
 		}
@@ -202,7 +202,7 @@ func TestExclusionSets(t *testing.T) {
 				t.Fatalf("iter %d %+v: token %d (logit %v) is excluded but was drawn %d times\nlogits %v\nwant %v",
 					iter, p, i, logits[i], seen[i], logits, want)
 			}
-			if q > 1e-3 && seen[i] == 0 {
+			if q > 1.5e-3 && seen[i] == 0 {
 				t.Fatalf("iter %d %+v: token %d (p=%.4f) never drawn\nlogits %v\nwant %v", iter, p, i, q, logits, want)
 			}
 		}
