@@ -3,6 +3,7 @@ package gguf
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -295,6 +296,51 @@ func TestTruncatedEverywhere(t *testing.T) {
 		}
 		if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrLength) && !errors.Is(err, ErrTensorBounds) {
 			t.Fatalf("prefix %d: unexpected error kind: %v", n, err)
+		}
+	}
+}
+
+// TestAllocationBounded parses large hostile inputs whose declared counts
+// are as big as the remaining bytes allow (so they pass the up-front count
+// checks) and checks Parse allocates no more than a small multiple of the
+// input. A count of 2^60 is rejected before any allocation (TestMalformed).
+func TestAllocationBounded(t *testing.T) {
+	const size = 4 << 20
+	build := map[string]func(r *rawBuilder){
+		"kv count at the limit, content truncated": func(r *rawBuilder) {
+			r.header(0, size/13-2).kvU32("a", 1)
+		},
+		"tensor count at the limit, content truncated": func(r *rawBuilder) {
+			r.header(size/24-2, 0).tensor("a", 0, 0, 1)
+		},
+		"string array count at the limit, one long string": func(r *rawBuilder) {
+			r.header(0, 1).str("k").u32(uint32(TypeArray)).u32(uint32(TypeString)).u64(size/8 - 8)
+			r.u64(size - 80)
+		},
+		"nested array counts at the limit at every level": func(r *rawBuilder) {
+			r.header(0, 1).str("k").u32(uint32(TypeArray))
+			for range maxNesting - 1 {
+				r.u32(uint32(TypeArray)).u64(size/12 - 100)
+			}
+			r.u32(uint32(TypeString)).u64(size/8 - 100)
+		},
+	}
+	for name, fn := range build {
+		r := &rawBuilder{}
+		fn(r)
+		r.zeros(size - len(r.b)) // pad the input to its full size
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := Parse(r.b)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s: parsed", name)
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d bytes allocated for a %d-byte input: %v", name, alloc, len(r.b), err)
+		if alloc > 2*size {
+			t.Errorf("%s: %d bytes allocated for a %d-byte input", name, alloc, len(r.b))
 		}
 	}
 }

@@ -16,6 +16,11 @@ import (
 const (
 	minKVSize     = 8 + 4 + 1     // key length, value type, smallest value
 	minTensorSize = 8 + 4 + 4 + 8 // name length, n_dims, type, offset
+
+	// preallocMax caps how many metadata entries and tensor infos are
+	// allocated ahead of reading them; beyond it the slices grow with what
+	// the file actually holds.
+	preallocMax = 4096
 )
 
 // decoder reads little-endian fields from b, reporting errors at the offset
@@ -78,8 +83,8 @@ func (d *decoder) u64(what string) (uint64, error) {
 // str reads a u64 length and that many bytes.
 func (d *decoder) str(what string) ([]byte, error) {
 	at := d.off
-	if err := d.need(8, what+" length"); err != nil {
-		return nil, err
+	if d.left() < 8 {
+		return nil, d.errf(d.off, ErrTruncated, "%s length needs 8 bytes, %d left", what, d.left())
 	}
 	n := binary.LittleEndian.Uint64(d.b[d.off:])
 	d.off += 8
@@ -101,7 +106,7 @@ func (d *decoder) value(t ValueType) (Value, error) {
 		}
 		return Value{typ: TypeString, str: string(s)}, nil
 	case TypeArray:
-		return d.array(0)
+		return d.array(0, true)
 	}
 	size := fixedSize[t]
 	if err := d.need(size, t.String()); err != nil {
@@ -113,9 +118,11 @@ func (d *decoder) value(t ValueType) (Value, error) {
 }
 
 // array reads an array's element type, count and elements. Elements are
-// validated here and kept as raw bytes; strings and nested arrays also get
-// the offset of each element. depth counts the arrays around this one.
-func (d *decoder) array(depth int) (Value, error) {
+// validated and kept as raw bytes; for strings and nested arrays, build also
+// records where each element starts. Nested arrays are only validated
+// (build false): Elem decodes them again on demand. depth counts the arrays
+// around this one.
+func (d *decoder) array(depth int, build bool) (Value, error) {
 	if depth >= maxNesting {
 		return Value{}, d.errf(d.off, ErrNesting, "more than %d levels of arrays", maxNesting)
 	}
@@ -133,31 +140,44 @@ func (d *decoder) array(depth int) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	min := uint64(minSize[elem])
-	if n > uint64(d.left())/min {
+	least := uint64(minSize[elem])
+	if n > uint64(d.left())/least {
 		return Value{}, d.errf(at, ErrLength, "array of %d %s needs at least %d bytes per element, %d bytes left",
-			n, elem, min, d.left())
+			n, elem, least, d.left())
 	}
-	v := Value{typ: TypeArray, elem: elem, n: int(n)}
 	start := d.off
 	if size := fixedSize[elem]; size > 0 {
 		d.off += int(n) * size
-		v.raw = d.b[start:d.off:d.off]
-		return v, nil
-	}
-	v.offs = make([]int, n)
-	for i := range v.offs {
-		v.offs[i] = d.off - start
-		if elem == TypeString {
-			_, err = d.str("array element")
-		} else {
-			_, err = d.array(depth + 1)
+	} else {
+		// Validate every element before allocating anything for them, so
+		// memory stays proportional to the bytes the elements really use.
+		for range n {
+			if elem == TypeString {
+				_, err = d.str("array element")
+			} else {
+				_, err = d.array(depth+1, false)
+			}
+			if err != nil {
+				return Value{}, err
+			}
 		}
-		if err != nil {
-			return Value{}, err
+	}
+	if !build {
+		return Value{}, nil
+	}
+	v := Value{typ: TypeArray, elem: elem, n: int(n), raw: d.b[start:d.off:d.off]}
+	if fixedSize[elem] == 0 {
+		v.offs = make([]int, n)
+		e := decoder{b: v.raw}
+		for i := range v.offs {
+			v.offs[i] = e.off
+			if elem == TypeString {
+				e.off += 8 + int(binary.LittleEndian.Uint64(v.raw[e.off:]))
+			} else {
+				e.array(depth+1, false) // validated above
+			}
 		}
 	}
-	v.raw = d.b[start:d.off:d.off]
 	return v, nil
 }
 
@@ -209,8 +229,8 @@ func Parse(b []byte) (*File, error) {
 	}
 
 	// Metadata.
-	f.KV = make([]KeyValue, 0, nKV)
-	f.keys = make(map[string]int, nKV)
+	f.KV = make([]KeyValue, 0, min(int(nKV), preallocMax))
+	f.keys = make(map[string]int, min(int(nKV), preallocMax))
 	alignAt := 0 // offset of general.alignment's value type, for errors
 	for i := 0; i < int(nKV); i++ {
 		at := d.off
@@ -256,9 +276,9 @@ func Parse(b []byte) (*File, error) {
 	}
 
 	// Tensor infos.
-	f.Tensors = make([]TensorInfo, 0, nTensors)
-	f.names = make(map[string]int, nTensors)
-	spans := make([]span, 0, nTensors)
+	f.Tensors = make([]TensorInfo, 0, min(int(nTensors), preallocMax))
+	f.names = make(map[string]int, min(int(nTensors), preallocMax))
+	spans := make([]span, 0, min(int(nTensors), preallocMax))
 	for i := 0; i < int(nTensors); i++ {
 		at := d.off
 		d.at("tensor info", "", i)

@@ -86,7 +86,7 @@ func (v Value) Elem(i int) Value {
 	case TypeArray:
 		// Validated when the file was parsed; decoding again cannot fail.
 		d := decoder{b: v.raw, off: v.offs[i]}
-		e, err := d.array(0)
+		e, err := d.array(0, true)
 		if err != nil {
 			panic("gguf: corrupted array element: " + err.Error())
 		}
