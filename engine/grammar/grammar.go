@@ -88,32 +88,33 @@ func NewJSON(pieces [][]byte, eos int) *Grammar {
 		return int(a - b)
 	})
 	g.nodes = append(g.nodes, node{})
-	g.build(0, 0, int32(len(g.perm)), 0)
+	var groups []int32 // scratch: [lo, hi) pairs of the children being built, as a stack
+	g.build(0, 0, int32(len(g.perm)), 0, &groups)
 	return g
 }
 
 // build fills node n for the tokens perm[lo:hi], which share their first depth bytes.
-func (g *Grammar) build(n, lo, hi int32, depth int) {
+func (g *Grammar) build(n, lo, hi int32, depth int, groups *[]int32) {
 	own := lo
 	for own < hi && len(g.pieces[g.perm[own]]) == depth {
 		own++
 	}
 	// Group the rest by their byte at depth; reserve the edges contiguously, then build the children.
 	first := int32(len(g.edgeByte))
-	type group struct{ lo, hi int32 }
-	var groups []group
+	base := len(*groups)
 	for i := own; i < hi; {
 		c := g.pieces[g.perm[i]][depth]
 		j := i + 1
 		for j < hi && g.pieces[g.perm[j]][depth] == c {
 			j++
 		}
-		groups = append(groups, group{i, j})
+		*groups = append(*groups, i, j)
 		g.edgeByte = append(g.edgeByte, c)
 		g.edgeNode = append(g.edgeNode, int32(len(g.nodes)))
 		g.nodes = append(g.nodes, node{})
 		i = j
 	}
+	nedge := int32(len(*groups)-base) / 2
 	plain := true
 	for _, id := range g.perm[own:hi] {
 		if !plainText(g.pieces[id][depth:]) {
@@ -121,10 +122,12 @@ func (g *Grammar) build(n, lo, hi int32, depth int) {
 			break
 		}
 	}
-	g.nodes[n] = node{lo: lo, own: own, hi: hi, edge: first, nedge: int32(len(groups)), plain: plain}
-	for k, gr := range groups {
-		g.build(g.edgeNode[first+int32(k)], gr.lo, gr.hi, depth+1)
+	g.nodes[n] = node{lo: lo, own: own, hi: hi, edge: first, nedge: nedge, plain: plain}
+	for k := range nedge {
+		gl, gh := (*groups)[base+2*int(k)], (*groups)[base+2*int(k)+1]
+		g.build(g.edgeNode[first+k], gl, gh, depth+1, groups)
 	}
+	*groups = (*groups)[:base]
 }
 
 // plainText reports whether b, inside a string, leaves the automaton's state unchanged: complete UTF-8
