@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -33,7 +32,7 @@ func buildWASI(t *testing.T) *wasiCLI {
 		t.Skip("builds the CLI for wasip1")
 	}
 	out := filepath.Join(t.TempDir(), "picolm.wasm")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, ".")
+	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("GOOS=wasip1 go build: %v\n%s", err, b)
