@@ -35,10 +35,11 @@ func benchData(tb testing.TB, t Type) (w, act []byte) {
 		tb.Fatal(err)
 	}
 	w = make([]byte, benchRows*rowBytes)
-	if tr.FromFloat == nil {
-		tb.Skipf("%v has no quantiser to make benchmark data", t)
+	if tr.FromFloat != nil {
+		tr.FromFloat(w, src)
+	} else {
+		goldenTiled(tb, t, w)
 	}
-	tr.FromFloat(w, src)
 	vt := TraitsOf(tr.VecDotType)
 	actBytes, _ := RowSize(tr.VecDotType, benchCols)
 	act = make([]byte, actBytes)
@@ -110,6 +111,26 @@ func TestDotAllocs(t *testing.T) {
 		rowBytes := len(w) / benchRows
 		if n := testing.AllocsPerRun(10, func() { dot(benchCols, w[:rowBytes], act) }); n != 0 {
 			t.Errorf("%v: Dot allocates %v times", typ, n)
+		}
+	}
+}
+
+// goldenTiled fills w (benchRows rows of benchCols elements of t) with
+// ggml's golden blocks of t, for types without a quantiser: row r repeats
+// golden row r%8 along its length.
+func goldenTiled(tb testing.TB, t Type, w []byte) {
+	tb.Helper()
+	blocks := readGolden(tb, t.String()+".blocks")
+	const goldenRows = 8
+	goldenRow := len(blocks) / goldenRows
+	rowBytes := len(w) / benchRows
+	if goldenRow == 0 || rowBytes%goldenRow != 0 {
+		tb.Fatalf("%v: golden rows of %d bytes do not tile %d", t, goldenRow, rowBytes)
+	}
+	for r := range benchRows {
+		g := blocks[r%goldenRows*goldenRow : (r%goldenRows+1)*goldenRow]
+		for off := 0; off < rowBytes; off += goldenRow {
+			copy(w[r*rowBytes+off:], g)
 		}
 	}
 }

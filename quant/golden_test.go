@@ -17,6 +17,7 @@ const goldenDir = "../../shared/testdata/quant"
 var implemented = map[Type]bool{
 	F16: true, BF16: true, Q4_0: true, Q4_1: true, Q5_0: true, Q5_1: true, Q8_0: true,
 	Q2_K: true, Q3_K: true, Q4_K: true, Q5_K: true, Q6_K: true,
+	IQ4_NL: true, IQ4_XS: true,
 }
 
 // wantQuantizer lists the types whose FromFloat must reproduce T.blocks.

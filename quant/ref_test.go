@@ -15,6 +15,9 @@ var refDots = map[Type]func(n int, w, act []byte) float32{
 	Q4_K: dotQ4_KRef,
 	Q5_K: dotQ5_KRef,
 	Q6_K: dotQ6_KRef,
+
+	IQ4_NL: dotIQ4_NLRef,
+	IQ4_XS: dotIQ4_XSRef,
 }
 
 func TestDotMatchesReference(t *testing.T) {
@@ -37,7 +40,10 @@ func TestDotMatchesReference(t *testing.T) {
 // BenchmarkDotRef measures the readable reference kernels, for comparison
 // with BenchmarkDot.
 func BenchmarkDotRef(b *testing.B) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range dotTypes() {
+		if refDots[typ] == nil {
+			continue
+		}
 		b.Run(typ.String(), func(b *testing.B) {
 			w, act := benchData(b, typ)
 			dot := refDots[typ]

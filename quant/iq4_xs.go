@@ -1,0 +1,91 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// IQ4_XS: super-blocks of 256 weights, 136 bytes, 4.25 bits per weight.
+// 8 sub-blocks of 32 weights with 6-bit scales; the nibbles index the
+// IQ4_NL levels kvaluesIQ4NL.
+//
+//	offset size
+//	0      2    d            fp16 super-block scale
+//	2      2    scales_h     uint16: bits 2j..2j+1 are the high 2 bits of scale j
+//	4      4    scales_l[4]  low 4 bits of scale j: nibble j%2 of scales_l[j/2]
+//	8      128  qs[128]      sub-block j: weight 32j+l is the low nibble of
+//	                         qs[16j+l] (l < 16), weight 32j+16+l its high nibble
+//
+// x = d*(scale-32)*kvaluesIQ4NL[q]. Activation format: Q8_K.
+const iq4_XSBytes = 2 + 2 + qkK/64 + qkK/2
+
+var _ [0]struct{} = [iq4_XSBytes - 136]struct{}{} // size check
+
+// iq4XSScale returns the 6-bit scale (0..63) of sub-block j of an IQ4_XS block.
+func iq4XSScale(blk []byte, j int) int32 {
+	h := binary.LittleEndian.Uint16(blk[2:])
+	lo := blk[4+j/2] >> (4 * (j % 2)) & 0xf
+	return int32(lo) | int32(h>>(2*j)&3)<<4
+}
+
+func dequantizeIQ4_XS(dst []float32, src []byte) {
+	for b := 0; b < len(dst)/qkK; b++ {
+		blk := src[b*iq4_XSBytes : (b+1)*iq4_XSBytes]
+		d := fp16At(blk)
+		y := dst[b*qkK : (b+1)*qkK]
+		for j := range qkK / 32 {
+			dl := d * float32(iq4XSScale(blk, j)-32)
+			for l, q := range blk[8+16*j : 8+16*j+16] {
+				y[32*j+l] = dl * float32(kvaluesIQ4NL[q&0xf])
+				y[32*j+16+l] = dl * float32(kvaluesIQ4NL[q>>4])
+			}
+		}
+	}
+}
+
+// dotIQ4_XSRef is ggml_vec_dot_iq4_xs_q8_K: one float term per sub-block.
+func dotIQ4_XSRef(n int, w, act []byte) float32 {
+	var sum float32
+	for b := 0; b < n/qkK; b++ {
+		x := w[b*iq4_XSBytes : (b+1)*iq4_XSBytes]
+		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
+		d4d8 := fp16At(x) * yd
+		for j := range qkK / 32 {
+			dl := d4d8 * float32(iq4XSScale(x, j)-32)
+			var sumi1, sumi2 int32
+			for l, q := range x[8+16*j : 8+16*j+16] {
+				sumi1 += int32(int8(q8[32*j+l])) * int32(kvaluesIQ4NL[q&0xf])
+				sumi2 += int32(int8(q8[32*j+16+l])) * int32(kvaluesIQ4NL[q>>4])
+			}
+			sum += dl * float32(sumi1+sumi2)
+		}
+	}
+	return sum
+}
+
+// dotIQ4_XS computes the same as dotIQ4_XSRef (bit for bit) with array
+// views, so the inner loop has no bounds checks.
+func dotIQ4_XS(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*iq4_XSBytes], act[:nb*q8_KBytes]
+	var sum float32
+	for b := range nb {
+		x := (*[iq4_XSBytes]byte)(w[b*iq4_XSBytes:])
+		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
+		d4d8 := fp16At(x[:]) * math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
+		h := uint32(binary.LittleEndian.Uint16(x[2:]))
+		for j := range qkK / 32 {
+			ls := int32(x[4+j/2]>>(4*(j%2))&0xf) | int32(h>>(2*j)&3)<<4
+			qs := (*[16]byte)(x[8+16*j:])
+			lo := (*[16]byte)(yb[4+32*j:])
+			hi := (*[16]byte)(yb[4+32*j+16:])
+			var sumi int32
+			for l := range 16 {
+				q := qs[l]
+				sumi += int32(int8(lo[l]))*int32(kvaluesIQ4NL[q&0xf]) + int32(int8(hi[l]))*int32(kvaluesIQ4NL[q>>4])
+			}
+			sum += d4d8 * float32(ls-32) * float32(sumi)
+		}
+	}
+	return sum
+}
