@@ -175,9 +175,7 @@ func (t *Tokenizer) spm(dst []int, st *encodeState, text string, prefix bool) []
 			continue
 		}
 		for _, c := range piece {
-			if id := t.byteTok[c]; id >= 0 {
-				dst = append(dst, int(id))
-			}
+			dst = append(dst, int(t.byteTok[c])) // New made sure each byte has a token
 		}
 	}
 	return dst

@@ -204,7 +204,9 @@ func New(v Vocab) (*Tokenizer, error) {
 	t.trie.build(t.tokens, t.specials)
 
 	for b := 0; b < 256; b++ {
-		t.byteTok[b] = t.byteToToken(byte(b))
+		if t.byteTok[b] = t.byteToToken(byte(b)); t.byteTok[b] < 0 {
+			return nil, fmt.Errorf("%w: no byte-fallback token <0x%02X> and no unknown token", ErrInvalidVocab, b)
+		}
 	}
 	for id := range t.pieces {
 		t.pieces[id] = t.piece(id)
