@@ -17,13 +17,15 @@ const goldenDir = "../../shared/testdata/quant"
 var implemented = map[Type]bool{
 	F16: true, BF16: true, Q4_0: true, Q4_1: true, Q5_0: true, Q5_1: true, Q8_0: true,
 	Q2_K: true, Q3_K: true, Q4_K: true, Q5_K: true, Q6_K: true,
-	IQ4_NL: true, IQ4_XS: true,
+	IQ2_XXS: true, IQ2_XS: true, IQ2_S: true, IQ3_XXS: true, IQ3_S: true,
+	IQ4_NL: true, IQ4_XS: true, IQ1_S: true, IQ1_M: true, TQ1_0: true, TQ2_0: true,
 }
 
 // wantQuantizer lists the types whose FromFloat must reproduce T.blocks.
 var wantQuantizer = map[Type]bool{
 	F16: true, BF16: true, Q4_0: true, Q4_1: true, Q5_0: true, Q5_1: true, Q8_0: true,
 	Q2_K: true, Q3_K: true, Q4_K: true, Q5_K: true, Q6_K: true,
+	TQ1_0: true, TQ2_0: true,
 }
 
 type manifestType struct {

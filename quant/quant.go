@@ -122,18 +122,17 @@ var traits = [...]Traits{
 	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ6_K, FromFloat: quantizeQ6_K, Dot: dotQ6_K},
 	Q8_K: {Name: "Q8_K", BlockSize: qkK, TypeSize: q8_KBytes, VecDotType: Q8_K, FromFloat: quantizeQ8_K},
 
-	// Codebook and ternary formats: sizes only for now (kernels: issue 3).
-	IQ2_XXS: {Name: "IQ2_XXS", BlockSize: qkK, TypeSize: 2 + qkK/8*2, VecDotType: Q8_K},           // d, qs[32]uint16: 2.0625 bpw
-	IQ2_XS:  {Name: "IQ2_XS", BlockSize: qkK, TypeSize: 2 + qkK/8*2 + qkK/32, VecDotType: Q8_K},   // d, qs[32]uint16, scales[8]: 2.3125 bpw
-	IQ2_S:   {Name: "IQ2_S", BlockSize: qkK, TypeSize: 2 + qkK/4 + qkK/16, VecDotType: Q8_K},      // d, qs[64], qh[8], scales[8]: 2.5625 bpw
-	IQ3_XXS: {Name: "IQ3_XXS", BlockSize: qkK, TypeSize: 2 + 3*qkK/8, VecDotType: Q8_K},           // d, qs[96]: 3.0625 bpw
-	IQ3_S:   {Name: "IQ3_S", BlockSize: qkK, TypeSize: 2 + 13*qkK/32 + qkK/64, VecDotType: Q8_K},  // d, qs[64], qh[8], signs[32], scales[4]: 3.4375 bpw
-	IQ1_S:   {Name: "IQ1_S", BlockSize: qkK, TypeSize: 2 + qkK/8 + qkK/16, VecDotType: Q8_K},      // d, qs[32], qh[8]uint16: 1.5625 bpw
-	IQ1_M:   {Name: "IQ1_M", BlockSize: qkK, TypeSize: qkK/8 + qkK/16 + qkK/32, VecDotType: Q8_K}, // qs[32], qh[16], scales[8]: 1.75 bpw
+	IQ2_XXS: {Name: "IQ2_XXS", BlockSize: qkK, TypeSize: iq2_XXSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ2_XXS, Dot: dotIQ2_XXS},
+	IQ2_XS:  {Name: "IQ2_XS", BlockSize: qkK, TypeSize: iq2_XSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ2_XS, Dot: dotIQ2_XS},
+	IQ2_S:   {Name: "IQ2_S", BlockSize: qkK, TypeSize: iq2_SBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ2_S, Dot: dotIQ2_S},
+	IQ3_XXS: {Name: "IQ3_XXS", BlockSize: qkK, TypeSize: iq3_XXSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ3_XXS, Dot: dotIQ3_XXS},
+	IQ3_S:   {Name: "IQ3_S", BlockSize: qkK, TypeSize: iq3_SBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ3_S, Dot: dotIQ3_S},
+	IQ1_S:   {Name: "IQ1_S", BlockSize: qkK, TypeSize: iq1_SBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ1_S, Dot: dotIQ1_S},
+	IQ1_M:   {Name: "IQ1_M", BlockSize: qkK, TypeSize: iq1_MBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ1_M, Dot: dotIQ1_M},
 	IQ4_NL:  {Name: "IQ4_NL", BlockSize: qk, TypeSize: iq4_NLBytes, VecDotType: Q8_0, Dequantize: dequantizeIQ4_NL, Dot: dotIQ4_NL},
 	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ4_XS, Dot: dotIQ4_XS},
-	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: (qkK-4*qkK/64)/5 + qkK/64 + 2, VecDotType: Q8_K}, // qs[48], qh[4], d: 1.6875 bpw
-	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: qkK/4 + 2, VecDotType: Q8_K},                     // qs[64], d: 2.0625 bpw
+	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, Dequantize: dequantizeTQ1_0, FromFloat: quantizeTQ1_0, Dot: dotTQ1_0},
+	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: tq2_0Bytes, VecDotType: Q8_K, Dequantize: dequantizeTQ2_0, FromFloat: quantizeTQ2_0, Dot: dotTQ2_0},
 }
 
 // TraitsOf returns the traits of t, or nil if t is not a ggml type.
