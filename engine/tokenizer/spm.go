@@ -1,6 +1,9 @@
 package tokenizer
 
-import "math"
+import (
+	"math"
+	"unicode/utf8"
+)
 
 // SentencePiece encoding, after llama.cpp's llm_tokenizer_spm_session.
 //
@@ -46,6 +49,10 @@ func bigramKey(score float32, left int32) uint64 {
 }
 
 func (b bigram) left() int32 { return int32(^uint32(b.key)) }
+
+// maxChunk is the longest text encoded in one piece; its escaped form (up to
+// 3 bytes per space) must fit int32 offsets.
+const maxChunk = 1 << 28
 
 // maxPooledText bounds the scratch kept for reuse between Encode calls.
 const maxPooledText = 1 << 20
@@ -220,15 +227,26 @@ func (t *Tokenizer) encode(dst []int, text string, addSpecial, parseSpecial bool
 	if addSpecial && t.addBOS {
 		dst = append(dst, t.bos)
 	}
-	if len(text) > 0 {
-		prevSpecial := true // the dummy prefix goes before the first text
-		for _, f := range t.partition(st, text, parseSpecial) {
+	prevSpecial := true // the dummy prefix goes before the first text
+	for len(text) > 0 {
+		// Offsets are int32: a text beyond maxChunk (far beyond any context
+		// length) is encoded in pieces cut at character boundaries.
+		chunk := text
+		if len(chunk) > maxChunk {
+			cut := maxChunk
+			for cut > maxChunk-utf8.UTFMax && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			chunk = text[:cut]
+		}
+		text = text[len(chunk):]
+		for _, f := range t.partition(st, chunk, parseSpecial) {
 			if f.tok >= 0 {
 				dst = append(dst, int(f.tok))
 				prevSpecial = true
 				continue
 			}
-			dst = t.spm(dst, st, text[f.off:f.off+f.n], t.addSpacePrefix && prevSpecial)
+			dst = t.spm(dst, st, chunk[f.off:f.off+f.n], t.addSpacePrefix && prevSpecial)
 			prevSpecial = false
 		}
 	}
