@@ -2,7 +2,6 @@ package gguf
 
 import (
 	"encoding/binary"
-	"math"
 )
 
 // rawBuilder assembles GGUF bytes field by field, so tests can write
@@ -21,7 +20,6 @@ func (r *rawBuilder) u64(x uint64) *rawBuilder {
 	r.b = binary.LittleEndian.AppendUint64(r.b, x)
 	return r
 }
-func (r *rawBuilder) f32(x float32) *rawBuilder { return r.u32(math.Float32bits(x)) }
 func (r *rawBuilder) str(s string) *rawBuilder {
 	r.u64(uint64(len(s)))
 	r.b = append(r.b, s...)

@@ -233,6 +233,14 @@ func malformedCases() []malformedCase {
 		r.tensor("b", 0, 32, 8).pad(32).zeros(64)
 		return at
 	})
+	add("overlap hidden behind an empty tensor", ErrOverlap, func(r *rawBuilder) int64 {
+		// Sorted by offset: a [0, 64), e (empty) at 32, b [32, 64). The
+		// empty tensor between them must not hide the overlap.
+		r.header(3, 0).tensor("a", 0, 0, 16).tensor("e", 0, 32, 0)
+		at := r.pos()
+		r.tensor("b", 0, 32, 8).pad(32).zeros(64)
+		return at
+	})
 	return cs
 }
 
