@@ -25,7 +25,7 @@ var implemented = map[Type]bool{
 var wantQuantizer = map[Type]bool{
 	F16: true, BF16: true, Q4_0: true, Q4_1: true, Q5_0: true, Q5_1: true, Q8_0: true,
 	Q2_K: true, Q3_K: true, Q4_K: true, Q5_K: true, Q6_K: true,
-	TQ1_0: true, TQ2_0: true,
+	TQ1_0: true, TQ2_0: true, IQ4_XS: true,
 }
 
 type manifestType struct {
@@ -41,6 +41,7 @@ type manifestType struct {
 	VecTypeSize   int       `json:"vec_dot_type_size"`
 	ActBytes      int       `json:"act_bytes"`
 	DotSumAbs     []float64 `json:"dot_sumabs_per_row"`
+	RMSE          []float64 `json:"rmse_per_row"`
 	RowReference  *bool     `json:"blocks_equal_row_reference_quantiser"`
 	ActReference  *bool     `json:"act_blocks_equal_reference_quantiser"`
 	GGUFPyMatches bool      `json:"gguf_py_dequant_bit_exact"`

@@ -89,3 +89,50 @@ func dotIQ4_XS(n int, w, act []byte) float32 {
 	}
 	return sum
 }
+
+// quantizeIQ4_XS is ggml's quantize_row_iq4_xs_ref (quantize_iq4_xs
+// without an importance matrix): a scale search per 32 weights (see
+// iq4Search), d = -max_scale/32, 6-bit sub-block scales nearest to
+// scale/d, then each weight's level nearest to x/(d*(scale-32)).
+func quantizeIQ4_XS(dst []byte, src []float32) {
+	var (
+		L      [32]uint8
+		scales [qkK / 32]float32
+	)
+	for b := 0; b < len(src)/qkK; b++ {
+		x := src[b*qkK : (b+1)*qkK]
+		blk := dst[b*iq4_XSBytes : (b+1)*iq4_XSBytes]
+		var maxScale, amaxScale float32
+		for ib := range qkK / 32 {
+			scales[ib] = iq4Search(x[32*ib:32*ib+32], L[:])
+			if a := absf(scales[ib]); a > amaxScale {
+				amaxScale, maxScale = a, scales[ib]
+			}
+		}
+		d := -maxScale / 32
+		putFP16(blk, d)
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		var sh uint16
+		sl := blk[4:8]
+		clear(sl)
+		for ib := range qkK / 32 {
+			l := max(-32, min(31, nearestInt(id*scales[ib])))
+			dl := d * float32(l)
+			var idl float32
+			if dl != 0 {
+				idl = 1 / dl
+			}
+			for j, v := range x[32*ib : 32*ib+32] {
+				L[j] = bestIndexIQ4(idl * v)
+			}
+			packIQ4(blk[8+16*ib:], L[:])
+			l += 32
+			sl[ib/2] |= byte(l&0xf) << (4 * (ib % 2))
+			sh |= uint16(l>>4) << (2 * ib)
+		}
+		binary.LittleEndian.PutUint16(blk[2:], sh)
+	}
+}

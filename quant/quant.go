@@ -129,8 +129,8 @@ var traits = [...]Traits{
 	IQ3_S:   {Name: "IQ3_S", BlockSize: qkK, TypeSize: iq3_SBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ3_S, Dot: dotIQ3_S},
 	IQ1_S:   {Name: "IQ1_S", BlockSize: qkK, TypeSize: iq1_SBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ1_S, Dot: dotIQ1_S},
 	IQ1_M:   {Name: "IQ1_M", BlockSize: qkK, TypeSize: iq1_MBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ1_M, Dot: dotIQ1_M},
-	IQ4_NL:  {Name: "IQ4_NL", BlockSize: qk, TypeSize: iq4_NLBytes, VecDotType: Q8_0, Dequantize: dequantizeIQ4_NL, Dot: dotIQ4_NL},
-	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ4_XS, Dot: dotIQ4_XS},
+	IQ4_NL:  {Name: "IQ4_NL", BlockSize: qk, TypeSize: iq4_NLBytes, VecDotType: Q8_0, Dequantize: dequantizeIQ4_NL, FromFloat: quantizeIQ4_NL, Dot: dotIQ4_NL},
+	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ4_XS, FromFloat: quantizeIQ4_XS, Dot: dotIQ4_XS},
 	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, Dequantize: dequantizeTQ1_0, FromFloat: quantizeTQ1_0, Dot: dotTQ1_0},
 	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: tq2_0Bytes, VecDotType: Q8_K, Dequantize: dequantizeTQ2_0, FromFloat: quantizeTQ2_0, Dot: dotTQ2_0},
 }
