@@ -13,7 +13,7 @@ import (
 // Limits that keep a hostile template from hanging or exhausting memory.
 const (
 	maxOutput = 8 << 20 // bytes of rendered text (and of any string value)
-	maxSteps  = 1 << 20 // loop iterations and macro calls, in total
+	maxSteps  = 1 << 18 // loop iterations and macro calls, in total
 	maxCalls  = 64      // nested macro calls
 )
 
