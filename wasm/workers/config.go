@@ -1,0 +1,116 @@
+// Command workers is picoLM as a Cloudflare Worker: an OpenAI-style
+// completions and chat-completions API with server-sent-event streaming and
+// a demo page, built with github.com/syumai/workers for GOOS=js and run on
+// workerd (locally) or Cloudflare (wrangler deploy). Built natively it serves
+// the same handler with net/http, for development.
+//
+// The HTTP API lives in internal/server (plain Go); this package only loads
+// the model, reads the configuration (wrangler.toml [vars]) and bridges to
+// the Workers runtime (bridge_js.go, glue/worker.mjs).
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/wasm/workers/internal/server"
+)
+
+// Settings are read from the Worker's environment ([vars] in wrangler.toml,
+// text bindings in config.capnp; flags and environment variables natively).
+//
+//	MAX_TOKENS_CAP      max_tokens above this is clamped (default 256)
+//	DEFAULT_MAX_TOKENS  max_tokens when a request has none (default 128)
+//	CONTEXT             KV-cache positions per session (default 512)
+//	SESSIONS            generations at once; more requests wait (default 4)
+//	MAX_BODY_BYTES      request bodies over this get 413 (default 65536)
+//	MODEL_ID            the name clients pass as "model" (default: the GGUF general.name)
+//	MODEL_URL           fetch the GGUF from this URL instead of the embedded stories260K
+//	MODEL_R2_BUCKET     name of an R2 binding to read the GGUF from (with MODEL_R2_KEY)
+//	MODEL_R2_KEY        the object key in that bucket
+//	MODEL_MAX_BYTES     refuse a fetched model larger than this (default 80 MiB: a Worker has 128 MB)
+type settings struct {
+	cfg           server.Config
+	modelURL      string
+	r2Bucket      string
+	r2Key         string
+	modelMaxBytes int64
+}
+
+const defaultModelMaxBytes = 80 << 20
+
+// readSettings parses the settings with get (a missing variable is "").
+func readSettings(get func(string) string) (settings, error) {
+	var s settings
+	ints := []struct {
+		name string
+		dst  *int
+	}{
+		{"MAX_TOKENS_CAP", &s.cfg.MaxTokensCap},
+		{"DEFAULT_MAX_TOKENS", &s.cfg.DefaultMaxTokens},
+		{"CONTEXT", &s.cfg.Context},
+		{"SESSIONS", &s.cfg.Sessions},
+	}
+	for _, v := range ints {
+		if err := parsePositive(get(v.name), v.name, func(n int64) { *v.dst = int(n) }); err != nil {
+			return s, err
+		}
+	}
+	if err := parsePositive(get("MAX_BODY_BYTES"), "MAX_BODY_BYTES", func(n int64) { s.cfg.MaxBodyBytes = n }); err != nil {
+		return s, err
+	}
+	s.modelMaxBytes = defaultModelMaxBytes
+	if err := parsePositive(get("MODEL_MAX_BYTES"), "MODEL_MAX_BYTES", func(n int64) { s.modelMaxBytes = n }); err != nil {
+		return s, err
+	}
+	s.cfg.ModelID = get("MODEL_ID")
+	s.modelURL = get("MODEL_URL")
+	s.r2Bucket, s.r2Key = get("MODEL_R2_BUCKET"), get("MODEL_R2_KEY")
+	if (s.r2Bucket == "") != (s.r2Key == "") {
+		return s, fmt.Errorf("MODEL_R2_BUCKET and MODEL_R2_KEY go together")
+	}
+	if s.modelURL != "" && s.r2Bucket != "" {
+		return s, fmt.Errorf("set MODEL_URL or MODEL_R2_BUCKET, not both")
+	}
+	switch {
+	case s.modelURL != "":
+		s.cfg.ModelSource = s.modelURL
+	case s.r2Bucket != "":
+		s.cfg.ModelSource = "r2:" + s.r2Bucket + "/" + s.r2Key
+	default:
+		s.cfg.ModelSource = "embedded"
+	}
+	return s, nil
+}
+
+func parsePositive(v, name string, set func(int64)) error {
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("%s=%q: want a positive integer", name, v)
+	}
+	set(n)
+	return nil
+}
+
+// newServer parses and loads the GGUF in b and returns the API server over
+// it. since is when loading began, for the reported load time.
+func newServer(b []byte, cfg server.Config, since time.Time) (*server.Server, error) {
+	f, err := gguf.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the model: %w", err)
+	}
+	m, err := engine.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("loading the model: %w", err)
+	}
+	if t, err := f.String("tokenizer.chat_template"); err == nil {
+		cfg.ChatTemplate = t
+	}
+	return server.New(m, cfg, time.Since(since))
+}

@@ -1,0 +1,111 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/syumai/workers"
+	"github.com/syumai/workers/cloudflare"
+	"github.com/syumai/workers/cloudflare/fetch"
+	"github.com/syumai/workers/cloudflare/r2"
+
+	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
+)
+
+// main runs once per isolate: glue/worker.mjs instantiates the module on the
+// first request and keeps the instance, so the model loaded here serves
+// every later request. main then parks; the handlers run on JS callbacks.
+func main() {
+	t0 := time.Now()
+	h, err := setup(t0)
+	if err != nil {
+		// Answer every request with the reason rather than failing to start.
+		msg := err.Error()
+		h = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "{\"error\":{\"message\":%q,\"type\":\"server_error\",\"param\":null,\"code\":\"model_unavailable\"}}\n", msg)
+		})
+	}
+	workers.ServeNonBlock(persist(h))
+	workers.Ready()
+	select {}
+}
+
+func setup(t0 time.Time) (http.Handler, error) {
+	s, err := readSettings(cloudflare.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	b := defaultmodel.Bytes()
+	switch {
+	case s.modelURL != "":
+		b, err = fetchModel(s.modelURL, s.modelMaxBytes)
+	case s.r2Bucket != "":
+		b, err = r2Model(s.r2Bucket, s.r2Key, s.modelMaxBytes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newServer(b, s.cfg, t0)
+}
+
+func fetchModel(url string, limit int64) ([]byte, error) {
+	req, err := fetch.NewRequest(context.Background(), http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("MODEL_URL: %w", err)
+	}
+	res, err := fetch.NewClient().Do(req, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetching %s: %s", url, res.Status)
+	}
+	return readLimited(res.Body, res.ContentLength, limit, url)
+}
+
+func r2Model(bucket, key string, limit int64) ([]byte, error) {
+	bk, err := r2.NewBucket(bucket)
+	if err != nil {
+		return nil, fmt.Errorf("R2 binding %s: %w", bucket, err)
+	}
+	obj, err := bk.Get(key)
+	if err != nil {
+		return nil, fmt.Errorf("R2 %s/%s: %w", bucket, key, err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("R2 %s/%s: no such object", bucket, key)
+	}
+	return readLimited(obj.Body, int64(obj.Size), limit, "r2:"+bucket+"/"+key)
+}
+
+// readLimited reads a model of the announced size (-1: unknown), refusing
+// one over limit before reading it.
+func readLimited(r io.Reader, size, limit int64, what string) ([]byte, error) {
+	if size > limit {
+		return nil, fmt.Errorf("%s is %d bytes, over MODEL_MAX_BYTES=%d (a Worker has 128 MB of memory)", what, size, limit)
+	}
+	if size > 0 {
+		// Known size: one allocation, no doubling copies.
+		b := make([]byte, size)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", what, err)
+		}
+		return b, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is over MODEL_MAX_BYTES=%d (a Worker has 128 MB of memory)", what, limit)
+	}
+	return b, nil
+}

@@ -1,0 +1,42 @@
+//go:build !js
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
+)
+
+// Natively the Worker's handler runs under net/http, configured by the same
+// variables as the Worker (from the environment), for development:
+//
+//	go run ./wasm/workers -addr 127.0.0.1:8787 [-model file.gguf]
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8787", "listen address")
+	model := flag.String("model", "", "GGUF file (default: the embedded stories260K)")
+	flag.Parse()
+	t0 := time.Now()
+	s, err := readSettings(os.Getenv)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := defaultmodel.Bytes()
+	if *model != "" {
+		if b, err = os.ReadFile(*model); err != nil {
+			log.Fatal(err)
+		}
+		s.cfg.ModelSource = *model
+	}
+	srv, err := newServer(b, s.cfg, t0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "serving %s on http://%s\n", srv.Config().ModelID, *addr)
+	log.Fatal(http.ListenAndServe(*addr, srv))
+}
