@@ -1,6 +1,10 @@
 package server
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/picolm/picolm-wasm/engine/chat"
+)
 
 // ChatFormatter renders chat messages into the prompt text, ending where the
 // assistant's reply begins. bos and eos are the model's BOS and EOS token
@@ -41,12 +45,25 @@ func PlainChat(msgs []Message, _, _ string) (string, error) {
 	return b.String(), nil
 }
 
-// TemplateChat returns the formatter for a GGUF chat template; PlainChat when
-// the template is empty.
+// TemplateChat returns the formatter for a GGUF tokenizer.chat_template:
+// the template itself when engine/chat can run it, else the builtin family it
+// is recognised as, else (and for an empty template) PlainChat.
 func TemplateChat(template string) (ChatFormatter, error) {
-	if template == "" {
+	t := chat.ForModel(template)
+	if t == nil {
 		return PlainChat, nil
 	}
-	// TODO(engine/chat): render with chat.ForModel(template).Apply once the package lands.
-	return PlainChat, nil
+	return FromTemplate(t), nil
+}
+
+// FromTemplate formats with a compiled chat template, ending with the
+// template's generation prompt (the assistant turn's opening).
+func FromTemplate(t *chat.Template) ChatFormatter {
+	return func(msgs []Message, bos, eos string) (string, error) {
+		cm := make([]chat.Message, len(msgs))
+		for i, m := range msgs {
+			cm[i] = chat.Message{Role: m.Role, Content: m.Content}
+		}
+		return t.Apply(cm, true, bos, eos)
+	}
 }
