@@ -439,7 +439,10 @@ type flushRecorder struct {
 	flushed []string
 }
 
-func (f *flushRecorder) Write(p []byte) (int, error) { f.pending.Write(p); return f.ResponseRecorder.Write(p) }
+func (f *flushRecorder) Write(p []byte) (int, error) {
+	f.pending.Write(p)
+	return f.ResponseRecorder.Write(p)
+}
 func (f *flushRecorder) Flush() {
 	f.flushed = append(f.flushed, f.pending.String())
 	f.pending.Reset()
