@@ -1,0 +1,221 @@
+// Command serve is the development web server for the browser build: it
+// serves a directory (the repo root) on localhost with the right MIME types,
+// gzip or brotli for compressible files when the browser accepts them, and
+// the Cross-Origin-Opener-Policy / Cross-Origin-Embedder-Policy headers that
+// make SharedArrayBuffer available.
+//
+//	go run ./scripts/serve [-addr 127.0.0.1:8080] [-root .] [-mount /models/=DIR]...
+//
+// It prints the page's URL once it is listening (-addr with port 0 picks a
+// free port).
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/andybalholm/brotli"
+)
+
+// compressible are the extensions worth compressing on the fly. Model files
+// are not: their bytes barely compress, and the loader needs Content-Length
+// to allocate the engine's buffer once.
+var compressible = map[string]bool{
+	".wasm": true, ".js": true, ".mjs": true, ".html": true, ".css": true,
+	".json": true, ".jsonl": true, ".md": true, ".txt": true, ".svg": true,
+}
+
+type mounts []string
+
+func (m *mounts) String() string     { return strings.Join(*m, ",") }
+func (m *mounts) Set(s string) error { *m = append(*m, s); return nil }
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address (port 0: any free port)")
+	root := flag.String("root", ".", "directory to serve")
+	var extra mounts
+	flag.Var(&extra, "mount", "serve another directory under a URL prefix: /prefix/=DIR (repeatable)")
+	flag.Parse()
+
+	mime.AddExtensionType(".wasm", "application/wasm")
+	mime.AddExtensionType(".js", "text/javascript; charset=utf-8")
+	mime.AddExtensionType(".mjs", "text/javascript; charset=utf-8")
+	mime.AddExtensionType(".gguf", "application/octet-stream")
+	mime.AddExtensionType(".jsonl", "application/jsonl; charset=utf-8")
+	mime.AddExtensionType(".md", "text/markdown; charset=utf-8")
+
+	mux := http.NewServeMux()
+	mux.Handle("/", newFiles(*root))
+	for _, m := range extra {
+		prefix, dir, ok := strings.Cut(m, "=")
+		if !ok || !strings.HasPrefix(prefix, "/") || !strings.HasSuffix(prefix, "/") {
+			log.Fatalf("serve: -mount %q: want /prefix/=DIR", m)
+		}
+		mux.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), newFiles(dir)))
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatalf("serve: %v", err)
+	}
+	fmt.Printf("picoLM is served at http://%s/\n", ln.Addr())
+	srv := &http.Server{Handler: headers(mux), ReadHeaderTimeout: 10 * time.Second}
+	log.Fatal(srv.Serve(ln))
+}
+
+// headers adds the cross-origin isolation and caching headers to every reply.
+func headers(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cross-Origin-Opener-Policy", "same-origin")
+		w.Header().Set("Cross-Origin-Embedder-Policy", "require-corp")
+		w.Header().Set("Cross-Origin-Resource-Policy", "same-origin")
+		w.Header().Set("Cache-Control", "no-cache") // revalidate: rebuilt wasm is picked up at once
+		h.ServeHTTP(w, r)
+	})
+}
+
+// files serves a directory, compressing what is worth it.
+type files struct {
+	dir   string
+	mu    sync.Mutex
+	cache map[string]encoded // path + encoding → compressed bytes for one modification time
+}
+
+type encoded struct {
+	mod  time.Time
+	size int64
+	data []byte
+}
+
+func newFiles(dir string) *files { return &files{dir: dir, cache: map[string]encoded{}} }
+
+func (f *files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	name := path.Clean("/" + r.URL.Path)
+	if strings.Contains(name, "/.") { // no dot files or dot directories (.git)
+		http.NotFound(w, r)
+		return
+	}
+	full := filepath.Join(f.dir, filepath.FromSlash(name))
+	st, err := os.Stat(full)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			http.NotFound(w, r)
+		} else {
+			http.Error(w, "cannot read "+name, http.StatusForbidden)
+		}
+		return
+	}
+	if st.IsDir() {
+		if !strings.HasSuffix(r.URL.Path, "/") {
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			return
+		}
+		full = filepath.Join(full, "index.html")
+		name = path.Join(name, "index.html")
+		if st, err = os.Stat(full); err != nil {
+			http.NotFound(w, r)
+			return
+		}
+	}
+	ext := path.Ext(name)
+	if ct := mime.TypeByExtension(ext); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
+	w.Header().Add("Vary", "Accept-Encoding")
+	if enc := pickEncoding(r.Header.Get("Accept-Encoding")); enc != "" && compressible[ext] && st.Size() > 1024 {
+		data, err := f.compressed(full, st, enc)
+		if err == nil {
+			w.Header().Set("Content-Encoding", enc)
+			http.ServeContent(w, r, name, st.ModTime(), bytes.NewReader(data))
+			return
+		}
+		log.Printf("serve: %s: %v (sent uncompressed)", name, err)
+	}
+	fh, err := os.Open(full)
+	if err != nil {
+		http.Error(w, "cannot read "+name, http.StatusForbidden)
+		return
+	}
+	defer fh.Close()
+	http.ServeContent(w, r, name, st.ModTime(), fh)
+}
+
+// pickEncoding chooses brotli over gzip when the client accepts it.
+func pickEncoding(accept string) string {
+	var br, gz bool
+	for _, part := range strings.Split(accept, ",") {
+		tok, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.ReplaceAll(strings.TrimSpace(params), " ", "") == "q=0" {
+			continue
+		}
+		switch strings.TrimSpace(tok) {
+		case "br":
+			br = true
+		case "gzip":
+			gz = true
+		}
+	}
+	switch {
+	case br:
+		return "br"
+	case gz:
+		return "gzip"
+	}
+	return ""
+}
+
+func (f *files) compressed(full string, st fs.FileInfo, enc string) ([]byte, error) {
+	key := enc + ":" + full
+	f.mu.Lock()
+	c, ok := f.cache[key]
+	f.mu.Unlock()
+	if ok && c.mod.Equal(st.ModTime()) && c.size == st.Size() {
+		return c.data, nil
+	}
+	raw, err := os.ReadFile(full)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	switch enc {
+	case "br":
+		zw := brotli.NewWriterLevel(&buf, 5)
+		if _, err := zw.Write(raw); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+	default:
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		if _, err := zw.Write(raw); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+	}
+	f.mu.Lock()
+	f.cache[key] = encoded{mod: st.ModTime(), size: st.Size(), data: buf.Bytes()}
+	f.mu.Unlock()
+	return buf.Bytes(), nil
+}

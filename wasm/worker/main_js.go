@@ -1,0 +1,229 @@
+//go:build js
+
+// Command worker is the engine's Web Worker: web/worker.js starts it, and it
+// bridges the page's postMessage protocol to package protocol.
+//
+// Page → worker: {type, id, ...}
+//
+//	load     {builtin: true} or {name, bytes: ArrayBuffer (transferred)}
+//	begin    {name, size}            then chunk {data: ArrayBuffer}..., then end
+//	generate {prompt | messages, maxTokens, temperature, topP, topK, seed, json}
+//	stop     {}                      (the generation with this id ends after its current token)
+//	unload   {}
+//
+// Worker → page: ready, loaded {info, memory}, ok (begin accepted),
+// token {text, count, tokensPerSec}, done {stats, memory}, error {message}.
+package main
+
+import (
+	"syscall/js"
+	"time"
+
+	"github.com/picolm/picolm-wasm/wasm/worker/protocol"
+)
+
+// yieldEvery bounds how long a generation keeps the event loop from handling
+// a stop message.
+const yieldEvery = 20 * time.Millisecond
+
+type bridge struct {
+	w       *protocol.Worker
+	self    js.Value
+	queue   chan js.Value // generate requests, run one at a time
+	running float64       // id of the running generation
+	resume  chan struct{}
+	port    js.Value
+}
+
+func main() {
+	b := &bridge{
+		w:      protocol.New(),
+		self:   js.Global(),
+		queue:  make(chan js.Value, 64),
+		resume: make(chan struct{}, 1),
+	}
+	// A MessageChannel round trip is the fastest way back through the event
+	// loop (setTimeout is clamped to 4 ms).
+	mc := js.Global().Get("MessageChannel").New()
+	b.port = mc.Get("port2")
+	mc.Get("port1").Set("onmessage", js.FuncOf(func(js.Value, []js.Value) any {
+		select {
+		case b.resume <- struct{}{}:
+		default:
+		}
+		return nil
+	}))
+	b.self.Set("onmessage", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		b.handle(args[0].Get("data"))
+		return nil
+	}))
+	b.post(map[string]any{"type": "ready", "maxModelBytes": float64(protocol.MaxModelBytes)}, nil)
+	for req := range b.queue {
+		b.generate(req)
+	}
+}
+
+func (b *bridge) post(msg map[string]any, transfer []any) {
+	if transfer != nil {
+		b.self.Call("postMessage", msg, transfer)
+		return
+	}
+	b.self.Call("postMessage", msg)
+}
+
+func (b *bridge) reply(id js.Value, typ string, fields map[string]any) {
+	m := map[string]any{"type": typ, "id": id}
+	for k, v := range fields {
+		m[k] = v
+	}
+	b.post(m, nil)
+}
+
+func (b *bridge) fail(id js.Value, err error) {
+	b.reply(id, "error", map[string]any{"message": err.Error()})
+}
+
+// memory reports the worker's memory: the wasm linear memory (Go's whole
+// heap, which never shrinks) and the JS heap where Chromium exposes it.
+func (b *bridge) memory() any {
+	if f := js.Global().Get("picolmMemory"); f.Type() == js.TypeFunction {
+		return f.Invoke()
+	}
+	return nil
+}
+
+func (b *bridge) loaded(id js.Value, info protocol.ModelInfo, err error) {
+	if err != nil {
+		b.fail(id, err)
+		return
+	}
+	b.reply(id, "loaded", map[string]any{"info": info.Map(), "memory": b.memory()})
+}
+
+// handle runs on the event loop: everything but generation is quick and
+// done here, in message order.
+func (b *bridge) handle(msg js.Value) {
+	id := msg.Get("id")
+	switch t := msg.Get("type").String(); t {
+	case "load":
+		if msg.Get("builtin").Truthy() {
+			info, err := b.w.LoadDefault()
+			b.loaded(id, info, err)
+			return
+		}
+		data := js.Global().Get("Uint8Array").New(msg.Get("bytes"))
+		name := msg.Get("name").String()
+		n := data.Get("byteLength").Int()
+		if err := b.w.Begin(name, int64(n)); err != nil {
+			b.fail(id, err)
+			return
+		}
+		if !b.copyChunk(id, data) {
+			return
+		}
+		info, err := b.w.Finish()
+		b.loaded(id, info, err)
+	case "begin":
+		if err := b.w.Begin(msg.Get("name").String(), int64(msg.Get("size").Float())); err != nil {
+			b.fail(id, err)
+			return
+		}
+		b.reply(id, "ok", nil)
+	case "chunk":
+		b.copyChunk(id, js.Global().Get("Uint8Array").New(msg.Get("data")))
+	case "end":
+		info, err := b.w.Finish()
+		b.loaded(id, info, err)
+	case "generate":
+		b.queue <- msg
+	case "stop":
+		if id.Float() == b.running {
+			b.w.Stop()
+		}
+	case "unload":
+		b.w.Unload()
+		b.reply(id, "unloaded", map[string]any{"memory": b.memory()})
+	default:
+		b.reply(id, "error", map[string]any{"message": "unknown message type " + t})
+	}
+}
+
+// copyChunk copies a chunk of the model file into the Go buffer, in slices
+// of at most 16 MiB (js.CopyBytesToGo needs no temporary copy).
+func (b *bridge) copyChunk(id, data js.Value) bool {
+	n := data.Get("byteLength").Int()
+	const step = 16 << 20
+	for off := 0; off < n; off += step {
+		end := min(off+step, n)
+		dst, err := b.w.Next(end - off)
+		if err != nil {
+			b.fail(id, err)
+			return false
+		}
+		js.CopyBytesToGo(dst, data.Call("subarray", off, end))
+	}
+	return true
+}
+
+func (b *bridge) yield() {
+	b.port.Call("postMessage", nil)
+	<-b.resume
+}
+
+func (b *bridge) generate(msg js.Value) {
+	id := msg.Get("id")
+	b.running = id.Float()
+	defer func() { b.running = 0 }()
+	r := protocol.GenerateRequest{
+		Prompt:      str(msg.Get("prompt")),
+		MaxTokens:   num(msg.Get("maxTokens"), 256),
+		Temperature: float32(flt(msg.Get("temperature"), 0.8)),
+		TopP:        float32(flt(msg.Get("topP"), 0.9)),
+		TopK:        num(msg.Get("topK"), 0),
+		Seed:        uint64(flt(msg.Get("seed"), 42)),
+		JSON:        msg.Get("json").Truthy(),
+	}
+	if ms := msg.Get("messages"); ms.Type() == js.TypeObject {
+		for i := range ms.Length() {
+			m := ms.Index(i)
+			r.Messages = append(r.Messages, protocol.Message{Role: str(m.Get("role")), Content: str(m.Get("content"))})
+		}
+	}
+	last := time.Now()
+	d, err := b.w.Generate(r, func(t protocol.Token) bool {
+		m := t.Map()
+		m["type"], m["id"] = "token", id
+		b.post(m, nil)
+		if time.Since(last) >= yieldEvery {
+			b.yield()
+			last = time.Now()
+		}
+		return true
+	})
+	if err != nil {
+		b.fail(id, err)
+		return
+	}
+	b.reply(id, "done", map[string]any{"stats": d.Map(), "memory": b.memory()})
+}
+
+func str(v js.Value) string {
+	if v.Type() != js.TypeString {
+		return ""
+	}
+	return v.String()
+}
+
+func num(v js.Value, def int) int {
+	if v.Type() != js.TypeNumber {
+		return def
+	}
+	return v.Int()
+}
+
+func flt(v js.Value, def float64) float64 {
+	if v.Type() != js.TypeNumber {
+		return def
+	}
+	return v.Float()
+}

@@ -1,0 +1,344 @@
+// Package protocol is the browser worker's engine host in plain Go: it owns
+// the model bytes, the loaded model and one session, and turns the page's
+// requests (load, generate, stop, unload) into engine calls and replies. The
+// syscall/js bridge in the parent directory only converts messages; all the
+// state and every decision live here, so they are tested natively.
+//
+// Loading streams the file into one Go []byte exactly once: Begin allocates
+// it (refusing sizes over MaxModelBytes before any byte is copied), the
+// bridge copies chunks into the slices Next hands out, and Finish parses the
+// GGUF in place (tensors stay views into the buffer).
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/sample"
+	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
+)
+
+// MaxModelBytes is the largest model file the worker accepts. Go's js/wasm
+// heap lives in one wasm32 linear memory of at most 4 GiB; measured under
+// Node, a single 3.8 GB []byte still allocates. The rest is kept for the KV
+// cache (at most engine.DefaultMaxKVBytes), activations and the runtime.
+const MaxModelBytes = 3<<30 + 128<<20 // 3.125 GiB
+
+// DefaultContext is the KV cache length a session asks for (capped by the
+// model's trained context).
+const DefaultContext = 2048
+
+// Errors the worker reports; wrapped with detail.
+var (
+	ErrTooLarge  = errors.New("model too large for the browser engine")
+	ErrNoModel   = errors.New("no model loaded")
+	ErrLoading   = errors.New("load protocol error")
+	ErrBusy      = errors.New("a generation is already running")
+	ErrBadParams = errors.New("bad generation parameters")
+)
+
+// ModelInfo describes the loaded model to the page.
+type ModelInfo struct {
+	Name         string // file or general.name
+	Arch         string
+	Bytes        int64 // file size
+	Params       int64 // approximate parameter count (dim, layers, vocab)
+	Dim          int
+	Layers       int
+	Heads        int
+	VocabSize    int
+	TrainCtx     int
+	Context      int    // KV cache positions of the session
+	FileType     string // weight types present
+	ChatTemplate string // the recognised template family ("" = plain completion)
+	BuiltIn      bool
+}
+
+// Message is one chat turn.
+type Message struct{ Role, Content string }
+
+// GenerateRequest is one generation the page asks for. Exactly one of Prompt
+// and Messages is used: Messages when non-empty.
+type GenerateRequest struct {
+	Prompt      string
+	Messages    []Message
+	MaxTokens   int
+	Temperature float32
+	TopP        float32
+	TopK        int
+	Seed        uint64
+	JSON        bool
+}
+
+// Token is the reply for one generated token.
+type Token struct {
+	Text         string  // complete UTF-8 text the token adds (may be empty)
+	Count        int     // tokens generated so far
+	TokensPerSec float64 // decode speed so far
+}
+
+// Done is the final reply of a generation.
+type Done struct {
+	Prompt       string // the text the prompt was (the chat template's output in chat mode)
+	PromptTokens int
+	CachedTokens int
+	PrefillMs    float64
+	Generated    int
+	DecodeMs     float64
+	TokensPerSec float64
+	Stop         string // eos, max_tokens, context, json, stopped
+}
+
+// Worker is the engine host. Its methods are called from one goroutine,
+// except Stop, which may be called at any time.
+type Worker struct {
+	// loading
+	buf    []byte
+	filled int
+	name   string
+
+	// loaded
+	file  *gguf.File
+	model *engine.Model
+	sess  *engine.Session
+	info  ModelInfo
+	chat  chatFormatter
+
+	running atomic.Bool
+	stop    atomic.Bool
+}
+
+// New returns a Worker with no model.
+func New() *Worker { return &Worker{} }
+
+// Info returns the loaded model's description and whether one is loaded.
+func (w *Worker) Info() (ModelInfo, bool) { return w.info, w.model != nil }
+
+// LoadDefault loads the embedded stories260K model (no copy: the model is
+// read from the wasm binary's data).
+func (w *Worker) LoadDefault() (ModelInfo, error) {
+	w.Unload()
+	info, err := w.load(defaultmodel.Bytes(), defaultmodel.Name)
+	info.BuiltIn = true
+	w.info.BuiltIn = true
+	return info, err
+}
+
+// Begin starts loading a file of size bytes: the only allocation of the
+// model's bytes. The current model is unloaded first so its memory can be
+// reused.
+func (w *Worker) Begin(name string, size int64) error {
+	if w.running.Load() {
+		return ErrBusy
+	}
+	if size > MaxModelBytes {
+		return fmt.Errorf("%w: %s is %s; the wasm32 engine holds at most %s (a 32-bit memory of 4 GiB, with room for the KV cache)",
+			ErrTooLarge, name, FormatBytes(size), FormatBytes(MaxModelBytes))
+	}
+	if size <= 0 {
+		return fmt.Errorf("%w: %s is empty", ErrLoading, name)
+	}
+	w.Unload()
+	w.buf = make([]byte, size)
+	w.filled = 0
+	w.name = name
+	return nil
+}
+
+// Next returns the region of the model buffer the next n bytes go to and
+// marks it filled. The bridge copies a chunk of the download into it.
+func (w *Worker) Next(n int) ([]byte, error) {
+	if w.buf == nil {
+		return nil, fmt.Errorf("%w: chunk without a begin", ErrLoading)
+	}
+	if n < 0 || n > len(w.buf)-w.filled {
+		err := fmt.Errorf("%w: %s sent more than the announced %d bytes", ErrLoading, w.name, len(w.buf))
+		w.Unload()
+		return nil, err
+	}
+	p := w.buf[w.filled : w.filled+n]
+	w.filled += n
+	return p, nil
+}
+
+// Finish parses the filled buffer and loads the model.
+func (w *Worker) Finish() (ModelInfo, error) {
+	if w.buf == nil {
+		return ModelInfo{}, fmt.Errorf("%w: finish without a begin", ErrLoading)
+	}
+	if w.filled != len(w.buf) {
+		err := fmt.Errorf("%w: %s ended after %d of the announced %d bytes", ErrLoading, w.name, w.filled, len(w.buf))
+		w.Unload()
+		return ModelInfo{}, err
+	}
+	b, name := w.buf, w.name
+	w.buf = nil
+	return w.load(b, name)
+}
+
+func (w *Worker) load(b []byte, name string) (ModelInfo, error) {
+	fail := func(err error) (ModelInfo, error) {
+		w.Unload()
+		return ModelInfo{}, fmt.Errorf("%s: %w", name, err)
+	}
+	f, err := gguf.Parse(b)
+	if err != nil {
+		return fail(err)
+	}
+	m, err := engine.Load(f)
+	if err != nil {
+		return fail(err)
+	}
+	s, err := m.NewSession(engine.SessionOptions{Context: DefaultContext, Threads: 1})
+	if err != nil {
+		return fail(err)
+	}
+	w.file, w.model, w.sess = f, m, s
+	w.chat = newChatFormatter(f, m)
+	c := &m.Config
+	w.info = ModelInfo{
+		Name:         name,
+		Arch:         c.Arch,
+		Bytes:        int64(len(b)),
+		Params:       approxParams(c),
+		Dim:          c.Dim,
+		Layers:       c.Layers,
+		Heads:        c.Heads,
+		VocabSize:    c.VocabSize,
+		TrainCtx:     c.TrainCtx,
+		Context:      s.Context(),
+		FileType:     c.FileTypeStr,
+		ChatTemplate: w.chat.name(),
+	}
+	if c.Name != "" {
+		w.info.Name = c.Name + " (" + name + ")"
+	}
+	return w.info, nil
+}
+
+func approxParams(c *engine.Config) int64 {
+	perLayer := int64(c.Dim)*int64(c.Dim)*2 + int64(c.Dim)*int64(c.KVDim)*2 + 3*int64(c.Dim)*int64(c.HiddenDim)
+	p := int64(c.Layers)*perLayer + int64(c.VocabSize)*int64(c.Dim)
+	if !c.TiedOutput {
+		p += int64(c.VocabSize) * int64(c.Dim)
+	}
+	return p
+}
+
+// Unload drops the model, its session and any half-loaded buffer.
+func (w *Worker) Unload() {
+	if w.sess != nil {
+		w.sess.Close()
+	}
+	w.buf, w.filled, w.name = nil, 0, ""
+	w.file, w.model, w.sess = nil, nil, nil
+	w.info = ModelInfo{}
+	w.chat = chatFormatter{}
+}
+
+// Stop asks the running generation to end after the current token. It is
+// safe to call from any goroutine and does nothing when none runs.
+func (w *Worker) Stop() {
+	if w.running.Load() {
+		w.stop.Store(true)
+	}
+}
+
+// Prompt returns the text a request turns into: the prompt as given, or in
+// chat mode the chat template's output (without a leading BOS text: the
+// tokenizer adds BOS).
+func (w *Worker) Prompt(r *GenerateRequest) (string, error) {
+	if w.model == nil {
+		return "", ErrNoModel
+	}
+	if len(r.Messages) == 0 {
+		return r.Prompt, nil
+	}
+	return w.chat.format(r.Messages)
+}
+
+// Generate runs one request, calling emit for every token (emit returning
+// false stops like Stop does).
+func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error) {
+	if w.model == nil {
+		return Done{}, ErrNoModel
+	}
+	if !w.running.CompareAndSwap(false, true) {
+		return Done{}, ErrBusy
+	}
+	defer w.running.Store(false)
+	w.stop.Store(false)
+	if r.MaxTokens < 0 || r.TopK < 0 || r.Temperature < 0 || r.TopP < 0 || r.TopP > 1 {
+		return Done{}, fmt.Errorf("%w: maxTokens %d, temperature %g, topP %g, topK %d", ErrBadParams, r.MaxTokens, r.Temperature, r.TopP, r.TopK)
+	}
+	text, err := w.Prompt(&r)
+	if err != nil {
+		return Done{}, err
+	}
+	ids := w.model.Tokenizer.Encode(text, true)
+	opts := engine.GenerateOptions{
+		MaxTokens: r.MaxTokens,
+		JSON:      r.JSON,
+		Sampling:  sample.Params{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, Seed: r.Seed},
+	}
+	count := 0
+	start := time.Now()
+	st, err := w.sess.Generate(ids, opts, func(id int, b []byte) bool {
+		if id >= 0 {
+			count++
+		}
+		tok := Token{Text: string(b), Count: count, TokensPerSec: perSec(count, time.Since(start))}
+		if !emit(tok) {
+			return false
+		}
+		return !w.stop.Load()
+	})
+	d := Done{
+		Prompt:       text,
+		PromptTokens: st.PromptTokens,
+		CachedTokens: st.CachedTokens,
+		PrefillMs:    ms(st.Prefill),
+		Generated:    st.Generated,
+		DecodeMs:     ms(st.Decode),
+		TokensPerSec: perSec(st.Generated, st.Decode),
+		Stop:         string(st.Stop),
+	}
+	if err != nil {
+		// The session may hold a half-computed position: forget the cache.
+		w.sess.Rewind(0)
+		return d, err
+	}
+	return d, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func perSec(n int, d time.Duration) float64 {
+	if n == 0 || d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// FormatBytes renders a byte count for people: 1.1 MB, 640 KB, 3.1 GB.
+func FormatBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f := float64(n)
+	for _, u := range []string{"KB", "MB", "GB", "TB"} {
+		f /= unit
+		if f < unit || u == "TB" {
+			if f < 10 {
+				return fmt.Sprintf("%.1f %s", f, u)
+			}
+			return fmt.Sprintf("%.0f %s", f, u)
+		}
+	}
+	return ""
+}

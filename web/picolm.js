@@ -1,0 +1,359 @@
+// picolm.js — run a Llama-architecture GGUF model in the browser.
+//
+//   import { PicoLM } from "./web/picolm.js";
+//   const m = await PicoLM.load(urlOrFileOrBytes, { onProgress: p => console.log(p.loaded, p.total) });
+//   for await (const piece of m.generate("Once upon a time", { maxTokens: 64, temperature: 0 })) out.textContent += piece;
+//   m.unload();
+//
+// The engine (Go, compiled to wasm) runs in a dedicated Web Worker. A model is
+// streamed straight into the engine's memory, where it is parsed in place, so
+// it exists once in memory after loading. Models fetched by URL are kept in the
+// Cache API; PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
+
+const CACHE = "picolm-models-v1";
+const BUILTIN = "builtin";
+
+/** Largest model file the engine accepts (wasm32 memory); the worker reports the exact value. */
+export let maxModelBytes = 3 * 2 ** 30 + 128 * 2 ** 20;
+
+/** A loading error whose message is meant for people. */
+export class PicoLMError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "PicoLMError";
+  }
+}
+
+function formatBytes(n) {
+  if (n < 1000) return n + " B";
+  const units = ["KB", "MB", "GB", "TB"];
+  let u = -1;
+  do { n /= 1000; u++; } while (n >= 1000 && u < units.length - 1);
+  return (n < 10 ? n.toFixed(1) : n.toFixed(0)) + " " + units[u];
+}
+
+function tooLarge(name, size) {
+  return new PicoLMError(`${name} is ${formatBytes(size)}: too large for the browser engine, which holds at most ` +
+    `${formatBytes(maxModelBytes)} (a 32-bit wasm memory of 4 GiB, with room for the KV cache). Nothing was loaded.`);
+}
+
+// Engine is one Web Worker running the Go engine.
+class Engine {
+  constructor(workerURL) {
+    this.worker = new Worker(workerURL || new URL("./worker.js", import.meta.url));
+    this.nextId = 1;
+    this.pending = new Map(); // id -> {resolve, reject, onToken}
+    this.dead = null;
+    this.ready = new Promise((resolve, reject) => { this._ready = { resolve, reject }; });
+    this.worker.onmessage = (e) => this._onMessage(e.data);
+    this.worker.onerror = (e) => this._die(e.message || "the engine worker failed");
+  }
+
+  _die(message) {
+    this.dead = new PicoLMError(message);
+    this._ready.reject(this.dead);
+    for (const p of this.pending.values()) p.reject(this.dead);
+    this.pending.clear();
+  }
+
+  _onMessage(msg) {
+    if (msg.type === "ready") {
+      maxModelBytes = msg.maxModelBytes;
+      this._ready.resolve();
+      return;
+    }
+    if (msg.type === "fatal") return this._die(msg.message);
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    switch (msg.type) {
+      case "token":
+        if (p.onToken) p.onToken(msg);
+        return;
+      case "error":
+        this.pending.delete(msg.id);
+        p.reject(new PicoLMError(msg.message));
+        return;
+      default: // ok, loaded, done, unloaded
+        this.pending.delete(msg.id);
+        p.resolve(msg);
+    }
+  }
+
+  // request sends a message and resolves with the worker's final reply to it.
+  async request(msg, transfer = [], onToken = null) {
+    await this.ready;
+    if (this.dead) throw this.dead;
+    const id = this.nextId++;
+    return this._send(id, msg, transfer, onToken).promise;
+  }
+
+  _send(id, msg, transfer, onToken) {
+    let entry;
+    const promise = new Promise((resolve, reject) => { entry = { resolve, reject, onToken }; });
+    this.pending.set(id, entry);
+    this.worker.postMessage({ ...msg, id }, transfer);
+    return { id, promise };
+  }
+
+  post(msg) { this.worker.postMessage(msg); }
+
+  terminate() {
+    this.worker.terminate();
+    this._die("the model was unloaded");
+  }
+}
+
+async function openCache() {
+  if (!globalThis.caches) return null; // not a secure context
+  try { return await caches.open(CACHE); } catch { return null; }
+}
+
+function cacheKey(url) { return new URL(url, location.href).href; }
+
+// source describes where bytes come from: {name, size, chunks: async iterator of Uint8Array, fromCache}.
+async function openSource(src, opts) {
+  if (src instanceof Blob) {
+    const name = src.name || "model.gguf";
+    if (src.size > maxModelBytes) throw tooLarge(name, src.size);
+    return { name, size: src.size, chunks: src.stream(), fromCache: false };
+  }
+  const url = cacheKey(String(src));
+  const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
+  const cache = opts.cache === false ? null : await openCache();
+  if (cache) {
+    const hit = await cache.match(url);
+    if (hit) {
+      const size = Number(hit.headers.get("content-length"));
+      return { name, size, chunks: hit.body, fromCache: true, url };
+    }
+  }
+  const ctl = new AbortController();
+  if (opts.signal) opts.signal.addEventListener("abort", () => ctl.abort(), { once: true });
+  let resp;
+  try {
+    resp = await fetch(url, { signal: ctl.signal });
+  } catch (e) {
+    throw new PicoLMError(`could not fetch ${url}: ${e.message}`);
+  }
+  if (!resp.ok) throw new PicoLMError(`could not fetch ${url}: HTTP ${resp.status} ${resp.statusText}`);
+  let size = Number(resp.headers.get("content-length"));
+  const encoded = resp.headers.get("content-encoding");
+  if (!size || (encoded && encoded !== "identity")) {
+    // Unknown length: the whole body must be read before the engine can
+    // allocate it (this costs a second copy while loading).
+    const blob = await resp.blob();
+    size = blob.size;
+    resp = new Response(blob, { headers: { "content-length": String(size) } });
+  }
+  if (size > maxModelBytes) {
+    ctl.abort();
+    throw tooLarge(name, size);
+  }
+  let body = resp.body;
+  let stored = null;
+  if (cache) {
+    const [a, b] = body.tee();
+    body = a;
+    const headers = { "content-length": String(size), "content-type": "application/octet-stream", "x-picolm-cached": new Date().toISOString() };
+    stored = cache.put(url, new Response(b, { headers })).catch(() => cache.delete(url));
+  }
+  return { name, size, chunks: body, fromCache: false, url, stored, cache };
+}
+
+async function* iterate(stream) {
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+// stream sends a source into the engine chunk by chunk: each chunk is
+// transferred to the worker, copied into the Go buffer and dropped.
+async function stream(engine, s, opts) {
+  await engine.request({ type: "begin", name: s.name, size: s.size });
+  const started = performance.now();
+  let loaded = 0;
+  const progress = () => {
+    if (!opts.onProgress) return;
+    const secs = (performance.now() - started) / 1000;
+    opts.onProgress({ loaded, total: s.size, fraction: s.size ? loaded / s.size : 1, bytesPerSec: secs > 0 ? loaded / secs : 0, fromCache: s.fromCache, name: s.name });
+  };
+  progress();
+  const CHUNK = 8 << 20;
+  for await (let chunk of iterate(s.chunks)) {
+    if (opts.signal && opts.signal.aborted) throw new PicoLMError("loading was cancelled");
+    for (let off = 0; off < chunk.byteLength; off += CHUNK) {
+      // A copy of the piece (at most 8 MiB) is transferred; the original chunk is dropped after.
+      const piece = chunk.slice(off, Math.min(off + CHUNK, chunk.byteLength));
+      engine.post({ type: "chunk", id: 0, data: piece.buffer }, [piece.buffer]);
+      loaded += piece.byteLength;
+    }
+    chunk = null;
+    progress();
+  }
+  const r = await engine.request({ type: "end" });
+  return r;
+}
+
+/** A loaded model running in its own Web Worker. */
+export class PicoLM {
+  constructor(engine, loaded) {
+    this._engine = engine;
+    this._set(loaded);
+  }
+
+  _set(loaded) {
+    /** Model description: name, arch, bytes, params, dim, layers, vocabSize, context, fileType, chatTemplate, builtIn. */
+    this.info = loaded.info;
+    /** Worker memory after loading: {wasmBytes, jsHeapBytes}. */
+    this.memory = loaded.memory;
+  }
+
+  /**
+   * Load a model: a URL (fetched, cached), a File or Blob (streamed), an
+   * ArrayBuffer or Uint8Array (transferred to the worker: the caller's buffer
+   * is detached), or nothing / "builtin" for the built-in stories260K.
+   * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache}), signal, cache: true, workerURL}.
+   */
+  static async load(source = BUILTIN, opts = {}) {
+    const engine = new Engine(opts.workerURL);
+    try {
+      const loaded = await PicoLM._loadInto(engine, source, opts);
+      return new PicoLM(engine, loaded);
+    } catch (e) {
+      engine.terminate();
+      throw e;
+    }
+  }
+
+  /** Replace the model in this worker by another (same sources as load). On failure no model is loaded. */
+  async load(source = BUILTIN, opts = {}) {
+    this.info = null;
+    this._set(await PicoLM._loadInto(this._engine, source, opts));
+    return this;
+  }
+
+  static async _loadInto(engine, source, opts) {
+    await engine.ready;
+    if (source === BUILTIN || source == null) return engine.request({ type: "load", builtin: true });
+    if (source instanceof Uint8Array) {
+      if (source.byteOffset !== 0 || source.byteLength !== source.buffer.byteLength) source = source.slice();
+      source = source.buffer;
+    }
+    if (source instanceof ArrayBuffer) {
+      const name = opts.name || "model.gguf";
+      if (source.byteLength > maxModelBytes) throw tooLarge(name, source.byteLength);
+      return engine.request({ type: "load", name, bytes: source }, [source]);
+    }
+    const s = await openSource(source, opts);
+    try {
+      const loaded = await stream(engine, s, opts);
+      if (s.stored) await s.stored;
+      return loaded;
+    } catch (e) {
+      if (s.stored) await s.stored.catch(() => {});
+      if (s.url) {
+        const cache = await openCache(); // do not keep a file the engine refused
+        if (cache) await cache.delete(s.url).catch(() => {});
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Generate with callbacks; resolves with the stats
+   * {prompt, promptTokens, cachedTokens, prefillMs, generated, decodeMs, tokensPerSec, stop, memory}.
+   * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template.
+   * opts: {maxTokens: 256, temperature: 0.8, topP: 0.9, topK: 0, seed: 42, json: false, signal, onToken({text, count, tokensPerSec})}.
+   */
+  async run(input, opts = {}) {
+    const e = this._engine;
+    await e.ready;
+    if (e.dead) throw e.dead;
+    const msg = { type: "generate", maxTokens: opts.maxTokens ?? 256, temperature: opts.temperature ?? 0.8, topP: opts.topP ?? 0.9, topK: opts.topK ?? 0, seed: opts.seed ?? 42, json: !!opts.json };
+    if (Array.isArray(input)) msg.messages = input.map((m) => ({ role: String(m.role), content: String(m.content) }));
+    else msg.prompt = String(input);
+    const id = e.nextId++;
+    const { promise } = e._send(id, msg, [], opts.onToken);
+    const stop = () => e.post({ type: "stop", id });
+    if (opts.signal) {
+      if (opts.signal.aborted) stop();
+      opts.signal.addEventListener("abort", stop, { once: true });
+    }
+    this._stop = stop;
+    try {
+      const done = await promise;
+      return { ...done.stats, memory: done.memory };
+    } finally {
+      if (this._stop === stop) this._stop = null;
+      if (opts.signal) opts.signal.removeEventListener("abort", stop);
+    }
+  }
+
+  /**
+   * Generate as an async iterator of text pieces. Breaking out of the loop or
+   * aborting opts.signal stops the generation. After the loop, the
+   * iterator's .stats holds the run's stats.
+   */
+  generate(input, opts = {}) {
+    const queue = [];
+    let wake = null, finished = false, failure = null;
+    const ctl = new AbortController();
+    if (opts.signal) opts.signal.addEventListener("abort", () => ctl.abort(), { once: true });
+    const it = {
+      stats: null,
+      [Symbol.asyncIterator]() { return this; },
+      async next() {
+        for (;;) {
+          if (queue.length) return { value: queue.shift(), done: false };
+          if (failure) throw failure;
+          if (finished) return { value: undefined, done: true };
+          await new Promise((r) => (wake = r));
+        }
+      },
+      async return() {
+        ctl.abort();
+        await done.catch(() => {});
+        return { value: undefined, done: true };
+      },
+    };
+    const poke = () => { if (wake) { const w = wake; wake = null; w(); } };
+    const done = this.run(input, { ...opts, signal: ctl.signal, onToken: (t) => { if (t.text) queue.push(t.text); poke(); } })
+      .then((s) => { it.stats = s; finished = true; poke(); }, (e) => { failure = e; poke(); });
+    return it;
+  }
+
+  /** Stop the running generation after its current token. */
+  stop() { if (this._stop) this._stop(); }
+
+  /** Terminate the worker and free the model's memory. */
+  unload() { this._engine.terminate(); }
+
+  /** Models in the cache: [{url, bytes, cachedAt}]. */
+  static async cached() {
+    const cache = await openCache();
+    if (!cache) return [];
+    const out = [];
+    for (const req of await cache.keys()) {
+      const r = await cache.match(req);
+      out.push({ url: req.url, bytes: Number(r && r.headers.get("content-length")) || 0, cachedAt: r && r.headers.get("x-picolm-cached") });
+    }
+    return out;
+  }
+
+  /** Remove a model from the cache; resolves true if it was there. */
+  static async deleteCached(url) {
+    const cache = await openCache();
+    return cache ? cache.delete(cacheKey(url)) : false;
+  }
+
+  static formatBytes(n) { return formatBytes(n); }
+}
+
+export default PicoLM;
