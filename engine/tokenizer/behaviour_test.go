@@ -3,13 +3,10 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/picolm/picolm-wasm/gguf"
 )
 
 // Special tokens written in the text, as llama.cpp's tokenizer_st_partition
@@ -93,14 +90,9 @@ func TestTokenProperties(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	f, err := gguf.Open(filepath.Join(testdata, "ggml-vocab-gpt-2.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	_, err = FromGGUF(f)
-	if !errors.Is(err, ErrUnsupportedModel) || !strings.Contains(err.Error(), `"gpt2"`) {
-		t.Errorf("gpt2 vocabulary: err = %v, want ErrUnsupportedModel naming gpt2", err)
+	gpt2 := load(t, "ggml-vocab-gpt-2.gguf")
+	if gpt2.bpe == nil || gpt2.addBOS || gpt2.BOS() != 50256 {
+		t.Errorf("gpt2 vocabulary: bpe=%v addBOS=%v bos=%d", gpt2.bpe != nil, gpt2.addBOS, gpt2.BOS())
 	}
 	ok := Vocab{Tokens: []string{"<unk>", "<s>", "</s>", "a"}, BOS: 1, EOS: 2, UNK: 0, AddBOS: true}
 	if _, err := New(ok); err != nil {
@@ -110,7 +102,10 @@ func TestErrors(t *testing.T) {
 		edit func(*Vocab)
 		want error
 	}{
-		"model":     {func(v *Vocab) { v.Model = "gpt2" }, ErrUnsupportedModel},
+		"model":     {func(v *Vocab) { v.Model = "bert" }, ErrUnsupportedModel},
+		"pre":       {func(v *Vocab) { v.Model, v.Merges, v.Pre = "gpt2", []string{}, "no-such-pre" }, ErrUnsupportedModel},
+		"merges":    {func(v *Vocab) { v.Model, v.Pre = "gpt2", "gpt-2" }, ErrInvalidVocab},
+		"merge":     {func(v *Vocab) { v.Model, v.Pre, v.Merges = "gpt2", "gpt-2", []string{"ab"} }, ErrInvalidVocab},
 		"empty":     {func(v *Vocab) { v.Tokens = nil }, ErrInvalidVocab},
 		"duplicate": {func(v *Vocab) { v.Tokens = []string{"<unk>", "<s>", "</s>", "<s>"} }, ErrInvalidVocab},
 		"scores":    {func(v *Vocab) { v.Scores = []float32{0} }, ErrInvalidVocab},

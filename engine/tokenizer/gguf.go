@@ -22,23 +22,40 @@ const (
 	keyAddEOS         = "tokenizer.ggml.add_eos_token"
 	keyAddSpacePrefix = "tokenizer.ggml.add_space_prefix"
 	keyName           = "general.name"
+	keyMerges         = "tokenizer.ggml.merges"
+	keyPre            = "tokenizer.ggml.pre"
 )
 
 // FromGGUF builds the tokenizer described by a GGUF file's tokenizer.ggml.*
 // metadata, with llama.cpp's defaults for absent keys (SPM: BOS 1, EOS 2,
-// UNK 0, add BOS, no EOS, dummy space prefix).
+// UNK 0, add BOS, no EOS, dummy space prefix; BPE: BOS and EOS 11, no UNK,
+// add BOS only for Llama-3-style pre-tokenizers, no EOS).
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, err := f.String(keyModel)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	if model != ModelSPM {
-		return nil, fmt.Errorf("%w %q (supported: %q)", ErrUnsupportedModel, model, ModelSPM)
-	}
-	v := Vocab{
-		Model: model,
-		BOS:   1, EOS: 2, UNK: 0,
-		AddBOS: true, AddEOS: false, AddSpacePrefix: true,
+	var v Vocab
+	switch model {
+	case ModelSPM:
+		v = Vocab{
+			Model: model,
+			BOS:   1, EOS: 2, UNK: 0,
+			AddBOS: true, AddEOS: false, AddSpacePrefix: true,
+		}
+	case ModelBPE:
+		v = Vocab{Model: model, BOS: 11, EOS: 11, UNK: -1}
+		if v.Merges, err = f.Strings(keyMerges); err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		if v.Pre, err = f.String(keyPre); err != nil && !errors.Is(err, gguf.ErrNotFound) {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		if p, ok := preTypes[v.Pre]; ok && p.llama3Like() {
+			v.AddBOS = true
+		}
+	default:
+		return nil, fmt.Errorf("%w %q (supported: %q, %q)", ErrUnsupportedModel, model, ModelSPM, ModelBPE)
 	}
 	if v.Tokens, err = f.Strings(keyTokens); err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)

@@ -65,6 +65,15 @@ type encodeState struct {
 	escaped       []byte
 	symbols       []symbol
 	queue         []bigram // binary max-heap on key
+
+	// byte-level BPE
+	clean  []byte
+	runes  []rune
+	offs   []int32
+	flags  []uint8
+	segs   []int32
+	segs2  []int32
+	symIDs []int32
 }
 
 func (st *encodeState) push(b bigram) {
@@ -219,7 +228,7 @@ func (t *Tokenizer) AppendEncode(dst []int, text string, addBOS bool) []int {
 func (t *Tokenizer) encode(dst []int, text string, addSpecial, parseSpecial bool) []int {
 	st := t.scratch.Get().(*encodeState)
 	defer func() {
-		if cap(st.escaped) <= maxPooledText { // do not pin the scratch of a huge input
+		if cap(st.escaped) <= maxPooledText && cap(st.runes) <= maxPooledText && cap(st.clean) <= maxPooledText { // do not pin the scratch of a huge input
 			t.scratch.Put(st)
 		}
 	}()
@@ -246,7 +255,11 @@ func (t *Tokenizer) encode(dst []int, text string, addSpecial, parseSpecial bool
 				prevSpecial = true
 				continue
 			}
-			dst = t.spm(dst, st, chunk[f.off:f.off+f.n], t.addSpacePrefix && prevSpecial)
+			if t.bpe != nil {
+				dst = t.bpeEncode(dst, st, chunk[f.off:f.off+f.n])
+			} else {
+				dst = t.spm(dst, st, chunk[f.off:f.off+f.n], t.addSpacePrefix && prevSpecial)
+			}
 			prevSpecial = false
 		}
 	}

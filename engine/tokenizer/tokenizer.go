@@ -65,7 +65,11 @@ type Vocab struct {
 	AddBOS, AddEOS bool // what Encode(text, true) adds
 	AddSpacePrefix bool // SentencePiece's dummy prefix "▁" (true for SPM models)
 
-	Model string // tokenizer.ggml.model; "" means "llama"
+	Model string // tokenizer.ggml.model; "" means "llama"; "gpt2" is byte-level BPE
+	// Byte-level BPE only: the merges ("left right", best first) and the
+	// pre-tokenizer name (tokenizer.ggml.merges, tokenizer.ggml.pre).
+	Merges []string
+	Pre    string
 	// Name is general.name. llama.cpp derives per-token attributes from it:
 	// for Phi-3 models, special tokens swallow the whitespace that follows them.
 	Name string
@@ -107,15 +111,17 @@ type Tokenizer struct {
 	specials []int32
 	trie     trie
 
+	bpe *bpeVocab // nil for SentencePiece
+
 	scratch sync.Pool // *encodeState
 }
 
 // New builds a tokenizer from a vocabulary.
 func New(v Vocab) (*Tokenizer, error) {
 	switch v.Model {
-	case "", ModelSPM:
+	case "", ModelSPM, ModelBPE:
 	default:
-		return nil, fmt.Errorf("%w %q (supported: %q)", ErrUnsupportedModel, v.Model, ModelSPM)
+		return nil, fmt.Errorf("%w %q (supported: %q, %q)", ErrUnsupportedModel, v.Model, ModelSPM, ModelBPE)
 	}
 	n := len(v.Tokens)
 	if n == 0 {
@@ -203,13 +209,23 @@ func New(v Vocab) (*Tokenizer, error) {
 	}
 	t.trie.build(t.tokens, t.specials)
 
-	for b := 0; b < 256; b++ {
-		if t.byteTok[b] = t.byteToToken(byte(b)); t.byteTok[b] < 0 {
-			return nil, fmt.Errorf("%w: no byte-fallback token <0x%02X> and no unknown token", ErrInvalidVocab, b)
+	if v.Model == ModelBPE {
+		t.addSpacePrefix = false
+		if err := t.initBPE(v); err != nil {
+			return nil, err
 		}
-	}
-	for id := range t.pieces {
-		t.pieces[id] = t.piece(id)
+		for id := range t.pieces {
+			t.pieces[id] = t.bpePiece(id)
+		}
+	} else {
+		for b := 0; b < 256; b++ {
+			if t.byteTok[b] = t.byteToToken(byte(b)); t.byteTok[b] < 0 {
+				return nil, fmt.Errorf("%w: no byte-fallback token <0x%02X> and no unknown token", ErrInvalidVocab, b)
+			}
+		}
+		for id := range t.pieces {
+			t.pieces[id] = t.piece(id)
+		}
 	}
 	t.scratch.New = func() any { return new(encodeState) }
 	return t, nil
