@@ -103,6 +103,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "quantize" {
+		return runQuantize(args[1:], stderr)
+	}
 	o, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
