@@ -35,30 +35,51 @@ type rawResponse interface {
 
 var errClosed = errors.New("response stream closed by the client")
 
-// persist serves h with the body stream made by the glue's
-// globalThis.picolmNewBody (see glue/worker.mjs). Without that helper (the
-// stock syumai/workers glue) it serves h as it is.
+// bodyHeader carries the id under which the glue registered the request's
+// response-body stream (made in the request's own context, see
+// glue/worker.mjs). The handler never sees it.
+const bodyHeader = "X-Picolm-Body"
+
+// persist serves h writing to the body stream the glue made for the request
+// (globalThis.picolmTakeBody). Without one (the stock syumai/workers glue)
+// it serves h as it is.
 func persist(h http.Handler) http.Handler {
-	newBody := js.Global().Get("picolmNewBody")
+	take := js.Global().Get("picolmTakeBody")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(bodyHeader)
+		r.Header.Del(bodyHeader)
 		raw, ok := w.(rawResponse)
-		if !ok || newBody.Type() != js.TypeFunction {
+		if !ok || id == "" || take.Type() != js.TypeFunction {
 			h.ServeHTTP(w, r)
 			return
 		}
-		jw := &jsWriter{raw: raw, status: http.StatusOK, newBody: newBody}
+		body := take.Invoke(id)
+		if body.Type() != js.TypeObject {
+			h.ServeHTTP(w, r)
+			return
+		}
+		jw := &jsWriter{raw: raw, status: http.StatusOK, body: body, demand: make(chan struct{}, 1)}
+		jw.onDemand = js.FuncOf(func(js.Value, []js.Value) any {
+			select {
+			case jw.demand <- struct{}{}:
+			default:
+			}
+			return nil
+		})
+		body.Call("setDemandHandler", jw.onDemand)
 		defer jw.finish()
 		h.ServeHTTP(jw, r)
 	})
 }
 
 type jsWriter struct {
-	raw     rawResponse
-	newBody js.Value
-	status  int
-	started bool
-	body    js.Value // {stream, write(u8) bool, close(), drained() Promise<bool>}
-	closed  bool     // cancelled by the reader
+	raw      rawResponse
+	status   int
+	started  bool
+	body     js.Value // {stream, setDemandHandler(f), write(u8) bool, desired() number, close()}
+	onDemand js.Func  // called by the stream's pull and cancel, in the request's context
+	demand   chan struct{}
+	closed   bool // cancelled by the reader
 }
 
 func (w *jsWriter) Header() http.Header { return w.raw.Header() }
@@ -69,14 +90,14 @@ func (w *jsWriter) WriteHeader(status int) {
 	}
 }
 
-// start creates the body stream and lets syumai/workers build the Response.
+// start hands the body stream to syumai/workers and lets it build the
+// Response from the status and headers set so far.
 func (w *jsWriter) start() {
 	if w.started {
 		return
 	}
 	w.started = true
 	w.raw.Header().Del("Content-Length") // the body is a stream of unknown length
-	w.body = w.newBody.Invoke()
 	w.raw.WriteRawJSBody(w.body.Get("stream"))
 	w.raw.WriteHeader(w.status)
 	w.raw.Ready()
@@ -102,28 +123,21 @@ func (w *jsWriter) Write(p []byte) (int, error) {
 // Flush waits until the reader has taken everything written so far.
 func (w *jsWriter) Flush() {
 	w.start()
-	if !w.closed && !await(w.body.Call("drained")).Bool() {
-		w.closed = true
+	for !w.closed {
+		switch d := w.body.Call("desired").Float(); {
+		case d < 0:
+			w.closed = true
+		case d > 0:
+			return
+		default:
+			<-w.demand
+		}
 	}
 }
 
+// finish closes the stream; after close the glue no longer calls onDemand.
 func (w *jsWriter) finish() {
 	w.start()
-	if !w.closed {
-		w.body.Call("close")
-	}
-}
-
-// await blocks the goroutine until the promise p (which never rejects)
-// settles; meanwhile the Go scheduler runs other goroutines or returns to JS.
-func await(p js.Value) js.Value {
-	ch := make(chan js.Value, 1)
-	var f js.Func
-	f = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		f.Release()
-		ch <- args[0]
-		return nil
-	})
-	p.Call("then", f)
-	return <-ch
+	w.body.Call("close")
+	w.onDemand.Release()
 }

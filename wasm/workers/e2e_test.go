@@ -1,0 +1,390 @@
+//go:build !js
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/sample"
+	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
+)
+
+// TestE2E runs against the Worker served by workerd (scripts/test-workers.sh
+// builds the bundle, starts `workerd serve config.capnp` on 127.0.0.1 and
+// sets PICOLM_WORKER_URL). It must be the first client of that workerd: its
+// first request is the cold one (instantiating the Go module and loading the
+// model). Expected texts come from the engine run natively in this process.
+func TestE2E(t *testing.T) {
+	base := os.Getenv("PICOLM_WORKER_URL")
+	if base == "" {
+		t.Skip("PICOLM_WORKER_URL not set: run scripts/test-workers.sh")
+	}
+	m := loadNative(t)
+	client := &http.Client{Timeout: 60 * time.Second}
+
+	// Latency: the first request pays for the instance and the model; the
+	// later ones find both in place.
+	const prompt = "Once upon a time"
+	want := greedy(t, m, prompt, 32)
+	body := fmt.Sprintf(`{"prompt":%q,"max_tokens":32,"temperature":0}`, prompt)
+	t0 := time.Now()
+	got := completion(t, client, base, body)
+	cold := time.Since(t0)
+	if got != want {
+		t.Fatalf("first completion %q, want %q", got, want)
+	}
+	h0 := health(t, client, base)
+	var warm []time.Duration
+	for range 9 {
+		t0 := time.Now()
+		if got := completion(t, client, base, body); got != want {
+			t.Fatalf("completion %q, want %q", got, want)
+		}
+		warm = append(warm, time.Since(t0))
+	}
+	sort.Slice(warm, func(i, j int) bool { return warm[i] < warm[j] })
+	t.Logf("LATENCY first request (cold: instance + model load + 32 tokens): %v; later requests (32 tokens): median %v, min %v, max %v; model load inside the first: %d ms",
+		cold.Round(time.Millisecond), warm[len(warm)/2].Round(time.Millisecond), warm[0].Round(time.Millisecond), warm[len(warm)-1].Round(time.Millisecond), h0.Instance.LoadMS)
+
+	// The instance persisted: one model load, a request counter that kept counting.
+	h1 := health(t, client, base)
+	if h1.Instance.LoadMS != h0.Instance.LoadMS || h1.Instance.Requests != h0.Instance.Requests+10 || h1.Instance.UptimeMS < h0.Instance.UptimeMS {
+		t.Errorf("instance did not persist: before %+v, after %+v", h0.Instance, h1.Instance)
+	}
+	if h1.Model.Layers != m.Config.Layers || h1.Model.VocabSize != m.Config.VocabSize {
+		t.Errorf("health model %+v", h1.Model)
+	}
+
+	t.Run("Page", func(t *testing.T) {
+		res, b := get(t, client, base+"/", "text/html")
+		if res.StatusCode != 200 || !strings.Contains(string(b), "<form") {
+			t.Fatalf("%d %.200s", res.StatusCode, b)
+		}
+		res, b = get(t, client, base+"/", "application/json")
+		if res.StatusCode != 200 || !json.Valid(b) || !strings.Contains(string(b), `"status":"ok"`) {
+			t.Fatalf("%d %.200s", res.StatusCode, b)
+		}
+	})
+
+	t.Run("StreamIsIncremental", func(t *testing.T) {
+		const n = 64
+		want := greedy(t, m, "The little dog", n)
+		req, _ := http.NewRequest("POST", base+"/v1/completions",
+			strings.NewReader(fmt.Sprintf(`{"prompt":"The little dog","max_tokens":%d,"temperature":0,"stream":true}`, n)))
+		req.Header.Set("Content-Type", "application/json")
+		t0 := time.Now()
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("%d %s", res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		// Read as the bytes arrive; note when each text event came.
+		var all bytes.Buffer
+		var arrivals []time.Duration
+		buf := make([]byte, 64<<10)
+		for {
+			k, err := res.Body.Read(buf)
+			if k > 0 {
+				events := strings.Count(string(buf[:k]), `"text":"`) - strings.Count(string(buf[:k]), `"text":""`)
+				for range events {
+					arrivals = append(arrivals, time.Since(t0))
+				}
+				all.Write(buf[:k])
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		text, finish, chunks := parseSSE(t, all.Bytes())
+		if text != want || finish != "length" {
+			t.Fatalf("streamed %q (%s), want %q", text, finish, want)
+		}
+		// Tokens arrived one by one, not all at the end: the arrival times
+		// are spread, with many distinct reads.
+		distinct := map[time.Duration]bool{}
+		for _, a := range arrivals {
+			distinct[a] = true
+		}
+		t.Logf("%d text chunks over %d reads; first at %v, last at %v", chunks, len(distinct), arrivals[0], arrivals[len(arrivals)-1])
+		if len(distinct) < chunks/2 {
+			t.Errorf("%d chunks arrived in only %d reads: the stream is buffered", chunks, len(distinct))
+		}
+		if spread := arrivals[len(arrivals)-1] - arrivals[0]; spread <= 0 {
+			t.Errorf("all chunks arrived at once")
+		}
+	})
+
+	t.Run("Concurrent20", func(t *testing.T) {
+		prompts := []string{"Once upon a time", "The cat", "Lily", "Tom had a ball", "The sun", "A bird"}
+		wants := map[string]string{}
+		for _, p := range prompts {
+			wants[p] = greedy(t, m, p, 24)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 20)
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := prompts[i%len(prompts)]
+				stream := i%2 == 0
+				body := fmt.Sprintf(`{"prompt":%q,"max_tokens":24,"temperature":0,"stream":%v}`, p, stream)
+				res, err := client.Post(base+"/v1/completions", "application/json", strings.NewReader(body))
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer res.Body.Close()
+				b, err := io.ReadAll(res.Body)
+				if err != nil || res.StatusCode != 200 {
+					errs <- fmt.Errorf("request %d: %d %v %s", i, res.StatusCode, err, b)
+					return
+				}
+				var got string
+				if stream {
+					got, _, _ = parseSSE(t, b)
+				} else {
+					got = textOf(t, b)
+				}
+				if got != wants[p] {
+					errs <- fmt.Errorf("request %d (%q, stream %v): %q, want %q", i, p, stream, got, wants[p])
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+
+	t.Run("Chat", func(t *testing.T) {
+		res, b := post(t, client, base+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Tell me a story"}],"max_tokens":16,"temperature":0}`)
+		if res.StatusCode != 200 || !strings.Contains(string(b), `"object":"chat.completion"`) {
+			t.Fatalf("%d %s", res.StatusCode, b)
+		}
+		want := greedy(t, m, "User: Tell me a story\nAssistant:", 16)
+		if got := textOf(t, b); got != want {
+			t.Errorf("chat %q, want %q", got, want)
+		}
+		res, b = post(t, client, base+"/v1/chat/completions", `{"messages":[{"role":"user","content":"JSON please"}],"max_tokens":40,"temperature":0.8,"seed":3,"response_format":{"type":"json_object"}}`)
+		if res.StatusCode != 200 || !json.Valid([]byte(textOf(t, b))) {
+			t.Errorf("json mode: %d %s", res.StatusCode, b)
+		}
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		for _, tc := range []struct {
+			method, path, body string
+			status             int
+		}{
+			{"POST", "/v1/completions", `{"prompt":`, 400},
+			{"POST", "/v1/completions", `{"prompt":"a","max_tokens":"many"}`, 400},
+			{"POST", "/v1/completions", `{"prompt":"` + strings.Repeat("the dog ran ", 400) + `"}`, 400},
+			{"POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":7}]}`, 400},
+			{"GET", "/v1/nothing", "", 404},
+			{"GET", "/v1/completions", "", 405},
+			{"DELETE", "/health", "", 405},
+			{"POST", "/v1/completions", `{"prompt":"` + strings.Repeat("a", 70000) + `"}`, 413},
+		} {
+			req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
+			if tc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			var e struct {
+				Error struct {
+					Message string `json:"message"`
+					Type    string `json:"type"`
+				} `json:"error"`
+			}
+			if res.StatusCode != tc.status || json.Unmarshal(b, &e) != nil || e.Error.Message == "" || e.Error.Type == "" {
+				t.Errorf("%s %s (%.40s): %d %s, want %d with an error object", tc.method, tc.path, tc.body, res.StatusCode, b, tc.status)
+			}
+		}
+		// The instance survived all of that.
+		if got := completion(t, client, base, body); got != want {
+			t.Errorf("after errors: %q", got)
+		}
+	})
+}
+
+func loadNative(t *testing.T) *engine.Model {
+	f, err := gguf.Parse(defaultmodel.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := engine.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func greedy(t *testing.T, m *engine.Model, prompt string, n int) string {
+	sess, err := m.NewSession(engine.SessionOptions{Context: 512, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var b strings.Builder
+	if _, err := sess.Generate(m.Tokenizer.Encode(prompt, true), engine.GenerateOptions{MaxTokens: n, Sampling: sample.Params{}},
+		func(_ int, text []byte) bool { b.Write(text); return true }); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func post(t *testing.T, c *http.Client, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	res, err := c.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b
+}
+
+func get(t *testing.T, c *http.Client, url, accept string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", accept)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b
+}
+
+func completion(t *testing.T, c *http.Client, base, body string) string {
+	t.Helper()
+	res, b := post(t, c, base+"/v1/completions", body)
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+	return textOf(t, b)
+}
+
+type healthDoc struct {
+	Model struct {
+		Layers    int `json:"layers"`
+		VocabSize int `json:"vocab_size"`
+	} `json:"model"`
+	Instance struct {
+		UptimeMS int64  `json:"uptime_ms"`
+		LoadMS   int64  `json:"model_load_ms"`
+		Requests uint64 `json:"requests"`
+	} `json:"instance"`
+}
+
+func health(t *testing.T, c *http.Client, base string) healthDoc {
+	t.Helper()
+	_, b := get(t, c, base+"/health", "")
+	var h healthDoc
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return h
+}
+
+type choiceDoc struct {
+	Choices []struct {
+		Text    *string `json:"text"`
+		Message *struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		Delta *struct {
+			Content *string `json:"content"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+}
+
+func (d choiceDoc) text() string {
+	if len(d.Choices) == 0 {
+		return ""
+	}
+	c := d.Choices[0]
+	switch {
+	case c.Text != nil:
+		return *c.Text
+	case c.Message != nil:
+		return c.Message.Content
+	case c.Delta != nil && c.Delta.Content != nil:
+		return *c.Delta.Content
+	}
+	return ""
+}
+
+func textOf(t *testing.T, b []byte) string {
+	t.Helper()
+	var d choiceDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return d.text()
+}
+
+func parseSSE(t *testing.T, b []byte) (text, finish string, chunks int) {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	done := false
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if data == "[DONE]" {
+			done = true
+			continue
+		}
+		var d choiceDoc
+		if err := json.Unmarshal([]byte(data), &d); err != nil {
+			t.Fatalf("%v: %s", err, data)
+		}
+		if tx := d.text(); tx != "" {
+			text += tx
+			chunks++
+		}
+		if len(d.Choices) > 0 && d.Choices[0].FinishReason != nil {
+			finish = *d.Choices[0].FinishReason
+		}
+	}
+	if !done {
+		t.Errorf("no [DONE] in %q", b)
+	}
+	return
+}
