@@ -27,7 +27,9 @@ func TestReadSettings(t *testing.T) {
 			t.Errorf("%v: no error", bad)
 		}
 	}
-	s, _ = readSettings(func(k string) string { return map[string]string{"MODEL_R2_BUCKET": "MODELS", "MODEL_R2_KEY": "m.gguf"}[k] })
+	s, _ = readSettings(func(k string) string {
+		return map[string]string{"MODEL_R2_BUCKET": "MODELS", "MODEL_R2_KEY": "m.gguf"}[k]
+	})
 	if s.cfg.ModelSource != "r2:MODELS/m.gguf" {
 		t.Errorf("source %q", s.cfg.ModelSource)
 	}
