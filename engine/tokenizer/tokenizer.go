@@ -9,10 +9,14 @@
 // unknown tokens written literally in the text) are cut out of the text as
 // llama.cpp's tokenizer_st_partition does.
 //
+// Byte-level BPE vocabularies (tokenizer.ggml.model "gpt2": GPT-2, Llama 3,
+// Qwen2, SmolLM, ...) go through the same special-token partition, then the
+// pre-tokenizer tokenizer.ggml.pre names and rank-ordered merges (bpe.go,
+// split.go).
+//
 // The core is independent of the file format: build a Vocab and call New, or
-// use FromGGUF for a GGUF file. Other tokenizer models (for example the
-// byte-level BPE "gpt2") are refused with ErrUnsupportedModel so they can be
-// added later behind the same Tokenizer API.
+// use FromGGUF for a GGUF file. Other tokenizer models are refused with
+// ErrUnsupportedModel.
 package tokenizer
 
 import (
