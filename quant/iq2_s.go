@@ -39,8 +39,8 @@ func dequantizeIQ2_S(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ2_S is ggml_vec_dot_iq2_s_q8_K.
-func dotIQ2_S(n int, w, act []byte) float32 {
+// dotIQ2_SRef is ggml_vec_dot_iq2_s_q8_K.
+func dotIQ2_SRef(n int, w, act []byte) float32 {
 	var sum float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq2_SBytes : (b+1)*iq2_SBytes]

@@ -37,8 +37,8 @@ func dequantizeIQ2_XS(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ2_XS is ggml_vec_dot_iq2_xs_q8_K.
-func dotIQ2_XS(n int, w, act []byte) float32 {
+// dotIQ2_XSRef is ggml_vec_dot_iq2_xs_q8_K.
+func dotIQ2_XSRef(n int, w, act []byte) float32 {
 	var sum float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq2_XSBytes : (b+1)*iq2_XSBytes]

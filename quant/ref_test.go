@@ -18,6 +18,8 @@ var refDots = map[Type]func(n int, w, act []byte) float32{
 
 	IQ4_NL: dotIQ4_NLRef,
 	IQ4_XS: dotIQ4_XSRef,
+	IQ2_XS: dotIQ2_XSRef,
+	IQ2_S:  dotIQ2_SRef,
 	TQ1_0:  dotTQ1_0Ref,
 	TQ2_0:  dotTQ2_0Ref,
 }
