@@ -37,6 +37,11 @@ GOOS=js GOARCH=wasm go test -count=1 -timeout 20m \
   -exec="$(go env GOROOT)/lib/wasm/go_js_wasm_exec" \
   ./quant/... ./gguf/... ./engine/...
 
+step "go test under wazero (GOOS=wasip1 GOARCH=wasm)"
+GOBIN=$tools go install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
+WAZERO=$tools/wazero GOOS=wasip1 GOARCH=wasm go test -count=1 -timeout 20m \
+  -exec="$PWD/scripts/wasip1-exec" ./quant/... ./gguf/... ./engine/
+
 step "fuzz (short)"
 FUZZTIME=${FUZZTIME:-15s}
 fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1"; }
