@@ -42,6 +42,9 @@ GOBIN=$tools go install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
 WAZERO=$tools/wazero GOOS=wasip1 GOARCH=wasm go test -count=1 -timeout 20m \
   -exec="$PWD/scripts/wasip1-exec" ./quant/... ./gguf/... ./engine/
 
+step "Cloudflare Worker on workerd (end to end)"
+bash scripts/test-workers.sh
+
 step "fuzz (short)"
 FUZZTIME=${FUZZTIME:-15s}
 fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1"; }
