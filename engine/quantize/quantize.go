@@ -306,9 +306,9 @@ func progress(o Options, format string, args ...any) {
 
 func alignUp(n, a uint64) uint64 { return (n + a - 1) / a * a }
 
-// chunkElems is how many weights one worker converts at a time: 1 Mi floats
-// (4 MiB) keeps memory small and the per-chunk overhead negligible.
-const chunkElems = 1 << 20
+// chunkElems is how many weights one worker converts at a time: 256 Ki
+// floats (1 MiB) keeps memory small and the per-chunk overhead negligible.
+const chunkElems = 1 << 18
 
 // converter turns rows of float32 into a type, in parallel chunks; its
 // buffers are reused from tensor to tensor.

@@ -1,0 +1,101 @@
+// Command synth writes a random-weight Llama GGUF model of a given shape in
+// any type picolm can quantize to, deterministically from a seed:
+//
+//	go run ./scripts/synth -o tinyllama-q4km.gguf                 # TinyLlama-1.1B shape, Q4_K_M
+//	go run ./scripts/synth -small -type Q8_0 -seed 7 -o small.gguf  # a 2-layer model, instantly
+//	go run ./scripts/synth -layers 4 -embd 512 -ff 1536 -type F16 -o m.gguf
+//
+// Weights are N(0, 0.05²), output.weight N(0, 0.2²), norms 1.0; the
+// tokenizer is copied from -vocab (default: the LLaMA SentencePiece
+// vocabulary of the shared test data). Tensors are generated and quantized a
+// chunk at a time, so memory stays small whatever the model size; progress
+// and the peak resident memory (where /proc tells it) go to stderr.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/picolm/picolm-wasm/engine/quantize"
+	"github.com/picolm/picolm-wasm/engine/synth"
+	"github.com/picolm/picolm-wasm/gguf"
+)
+
+func main() {
+	shape := synth.TinyLlama
+	var (
+		out   = flag.String("o", "", "output `FILE` (required)")
+		typ   = flag.String("type", "Q4_K_M", "file `TYPE`: "+strings.Join(quantize.FileTypes(), " "))
+		seed  = flag.Uint64("seed", 1, "random seed")
+		small = flag.Bool("small", false, "the small shape (n_embd 256, 2 layers, 4 heads, 2 KV heads, n_ff 768, context 256) instead of TinyLlama-1.1B's")
+		vocab = flag.String("vocab", "../shared/testdata/ggml-vocab-llama-spm.gguf", "GGUF `FILE` to copy the tokenizer from")
+		name  = flag.String("name", "", "general.name (default synth-EMBDxLAYERS)")
+		pure  = flag.Bool("pure", false, "no mix rules: every weight matrix in TYPE")
+		j     = flag.Int("j", 0, "threads (default: all cores)")
+		quiet = flag.Bool("q", false, "no per-tensor progress")
+	)
+	var embd, layers, heads, kvHeads, ff, ctx int
+	flag.IntVar(&embd, "embd", 0, "override n_embd")
+	flag.IntVar(&layers, "layers", 0, "override the layer count")
+	flag.IntVar(&heads, "heads", 0, "override the head count")
+	flag.IntVar(&kvHeads, "kv-heads", 0, "override the KV head count")
+	flag.IntVar(&ff, "ff", 0, "override n_ff")
+	flag.IntVar(&ctx, "ctx", 0, "override the context length")
+	flag.Parse()
+	if *out == "" || flag.NArg() != 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if *small {
+		shape = synth.Small
+	}
+	for _, o := range []struct{ v, dst *int }{{&embd, &shape.Embd}, {&layers, &shape.Layers}, {&heads, &shape.Heads}, {&kvHeads, &shape.KVHeads}, {&ff, &shape.FF}, {&ctx, &shape.Context}} {
+		if *o.v != 0 {
+			*o.dst = *o.v
+		}
+	}
+	ft, err := quantize.ParseFileType(*typ)
+	if err != nil {
+		fail(err)
+	}
+	v, err := gguf.Open(*vocab)
+	if err != nil {
+		fail(err)
+	}
+	defer v.Close()
+	m := synth.Model{Shape: shape, Seed: *seed, Name: *name, Vocab: v}
+	o := quantize.Options{Pure: *pure, Threads: *j}
+	if !*quiet {
+		o.Progress = os.Stderr
+	}
+	st, err := m.WriteFile(*out, ft, o)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "synth: wrote %s: %s, %+v, seed %d, %.1f MiB of tensors in %v%s\n",
+		*out, ft.Name, shape, *seed, float64(st.OutBytes)/(1<<20), st.Duration.Round(1e6), peakRSS())
+}
+
+// peakRSS reports VmHWM from /proc/self/status, where there is one.
+func peakRSS() string {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			return ", peak RSS " + strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "synth:", err)
+	os.Exit(1)
+}
