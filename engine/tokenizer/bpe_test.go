@@ -209,3 +209,14 @@ func FuzzBPERoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkBPEEncode(b *testing.B) {
+	tok := load(b, "ggml-vocab-gpt-2.gguf")
+	text := strings.Repeat("Hello, y'all! How are you 😁 ?我想在apple工作1314151天～ ", 100)
+	dst := tok.AppendEncode(nil, text, true)
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		dst = tok.AppendEncode(dst[:0], text, true)
+	}
+}
