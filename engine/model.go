@@ -55,6 +55,7 @@ type Model struct {
 	identity [32]byte // hash of the metadata and tensor table: names this model in cache files
 	vecTypes []quant.Type
 	grammar  jsonGrammar
+	chat     chatTemplate
 }
 
 // Load builds a Model over a parsed GGUF file. The weights stay views into

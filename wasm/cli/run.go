@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
@@ -34,6 +35,7 @@ type options struct {
 	json      bool
 	cache     string
 	ids       bool
+	chat      bool
 }
 
 const usage = `usage: picolm [MODEL.gguf] [options]
@@ -52,6 +54,7 @@ Runs a Llama-architecture GGUF model. With no MODEL, the embedded stories260K ru
   --json              constrain output to one complete JSON value
   --cache FILE        reuse / save the prompt's KV cache in FILE
   --ids               print generated token ids instead of text
+  --chat              the prompt is a user turn, formatted with the model's chat template
   --model FILE        the model (same as the positional MODEL)
 `
 
@@ -74,6 +77,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.StringVar(&o.cache, "cache", "", "")
 	fs.BoolVar(&o.ids, "ids", false, "")
+	fs.BoolVar(&o.chat, "chat", false, "")
 
 	// A positional MODEL may come before or after the flags.
 	var positional []string
@@ -156,7 +160,14 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		o.prompt = strings.TrimRight(string(b), "\n")
 	}
-	prompt := m.Tokenizer.Encode(o.prompt, true)
+	var prompt []int
+	if o.chat {
+		if prompt, err = m.EncodeChat([]chat.Message{{Role: "user", Content: o.prompt}}); err != nil {
+			return fmt.Errorf("--chat: %s: %w", name, err)
+		}
+	} else {
+		prompt = m.Tokenizer.Encode(o.prompt, true)
+	}
 	if len(prompt) > sess.Context() {
 		return fmt.Errorf("%w: the prompt is %d tokens, the context holds %d", engine.ErrContext, len(prompt), sess.Context())
 	}
