@@ -90,7 +90,8 @@ func (a *activation) set(x []float32) {
 	a.valid = [64]bool{}
 }
 
-// get returns the activation in format t.
+// get returns the activation in format t. Q8_0 and Q8_1 are made as ggml's
+// x86 CPU backend makes them (see actquant.go), the others by quant.
 func (a *activation) get(t quant.Type) []byte {
 	if t == quant.F32 {
 		return f32bytes(a.x)
@@ -98,7 +99,14 @@ func (a *activation) get(t quant.Type) []byte {
 	if !a.valid[t] {
 		tr := quant.TraitsOf(t)
 		n := len(a.x) / tr.BlockSize * tr.TypeSize
-		tr.FromFloat(a.buf[t][:n], a.x)
+		switch t {
+		case quant.Q8_0:
+			quantizeQ8_0CPU(a.buf[t][:n], a.x)
+		case quant.Q8_1:
+			quantizeQ8_1CPU(a.buf[t][:n], a.x)
+		default:
+			tr.FromFloat(a.buf[t][:n], a.x)
+		}
 		a.valid[t] = true
 	}
 	tr := quant.TraitsOf(t)

@@ -210,9 +210,25 @@ func (s *Session) Forward(token int) ([]float32, error) {
 
 // attention computes, for every query head h, softmax(q_h·K/sqrt(headDim))·V
 // over cached positions 0..pos of the KV head h/kvMul, into s.xb[h*headDim:].
-// The softmax is online (a running max and sum), so no [seq] buffer exists.
-// As in llama.cpp, the query is rounded to fp16 before its dot with the fp16
-// keys.
+//
+// It rounds where llama.cpp's attention (without flash attention) rounds:
+//
+//   - kq = K·q: ggml's mul_mat converts its activation to the keys' fp16,
+//     so the query is rounded to fp16 first;
+//   - the softmax is ggml_soft_max's: the max, then the sum in float64 of
+//     float32 exp(score-max), then each weight exp(score-max)·float32(1/sum);
+//   - kqv = V·kq: the same conversion rounds every normalized weight to fp16
+//     before the weighted sum of the fp16 values.
+//
+// That matters for quantized models: the next matrix's activation is
+// quantized to 8 bits, so a difference in the last bits of an attention
+// output can move a value across a rounding boundary of the quantizer, and
+// that step grows through the layers into logit differences of ~0.1.
+//
+// The weights are normalized before they are rounded, so the softmax cannot
+// be folded into one online pass; rather than keep a [seq] buffer of scores,
+// it recomputes them: one pass over the keys for the max, one for the sum,
+// one for the weighted sum of the values.
 func (s *Session) attention(l, pos int) {
 	c := &s.m.Config
 	hd := c.HeadDim
@@ -224,30 +240,28 @@ func (s *Session) attention(l, pos int) {
 		}
 		out := s.xb[h*hd : (h+1)*hd]
 		clear(out)
-		kvOff := (h / c.KVMul) * hd
+		base := layerBase + (h/c.KVMul)*hd // key/value of this head at position 0
 		maxScore := float32(math.Inf(-1))
-		var sum float32
-		for t := 0; t <= pos; t++ {
-			off := layerBase + t*c.KVDim + kvOff
-			score := dotF16(s.qh, s.keyCache[off:off+hd]) * scale
-			// Rescale what has been accumulated when the max grows.
-			if score > maxScore {
-				corr := expf(maxScore - score)
-				sum *= corr
-				for i := range out {
-					out[i] *= corr
-				}
-				maxScore = score
-			}
-			p := expf(score - maxScore)
-			sum += p
+		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
+			maxScore = max(maxScore, s.score(off, scale))
+		}
+		var sum float64
+		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
+			sum += float64(expf(s.score(off, scale) - maxScore))
+		}
+		inv := float32(1 / sum)
+		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
+			p := expf(s.score(off, scale)-maxScore) * inv
+			p = quant.FP16ToFP32(float16.Fromfloat32(p).Bits())
 			axpyF16(out, p, s.valCache[off:off+hd])
 		}
-		inv := 1 / sum
-		for i := range out {
-			out[i] *= inv
-		}
 	}
+}
+
+// score is the scaled dot of the fp16-rounded query in s.qh with the key at
+// keyCache[off:], rounded to float32 before the max is subtracted.
+func (s *Session) score(off int, scale float32) float32 {
+	return float32(dotF16(s.qh, s.keyCache[off:off+len(s.qh)]) * scale)
 }
 
 // matvec computes out = W·x for the activation set by s.act.set.
