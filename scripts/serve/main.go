@@ -51,30 +51,40 @@ func main() {
 	flag.Var(&extra, "mount", "serve another directory under a URL prefix: /prefix/=DIR (repeatable)")
 	flag.Parse()
 
+	h, err := handler(*root, extra)
+	if err != nil {
+		log.Fatalf("serve: %v", err)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatalf("serve: %v", err)
+	}
+	fmt.Printf("picoLM is served at http://%s/\n", ln.Addr())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	log.Fatal(srv.Serve(ln))
+}
+
+func init() {
 	mime.AddExtensionType(".wasm", "application/wasm")
 	mime.AddExtensionType(".js", "text/javascript; charset=utf-8")
 	mime.AddExtensionType(".mjs", "text/javascript; charset=utf-8")
 	mime.AddExtensionType(".gguf", "application/octet-stream")
 	mime.AddExtensionType(".jsonl", "application/jsonl; charset=utf-8")
 	mime.AddExtensionType(".md", "text/markdown; charset=utf-8")
+}
 
+// handler serves root at / and each mount ("/prefix/=DIR") under its prefix.
+func handler(root string, extra []string) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/", newFiles(*root))
+	mux.Handle("/", newFiles(root))
 	for _, m := range extra {
 		prefix, dir, ok := strings.Cut(m, "=")
 		if !ok || !strings.HasPrefix(prefix, "/") || !strings.HasSuffix(prefix, "/") {
-			log.Fatalf("serve: -mount %q: want /prefix/=DIR", m)
+			return nil, fmt.Errorf("-mount %q: want /prefix/=DIR", m)
 		}
 		mux.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), newFiles(dir)))
 	}
-
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		log.Fatalf("serve: %v", err)
-	}
-	fmt.Printf("picoLM is served at http://%s/\n", ln.Addr())
-	srv := &http.Server{Handler: headers(mux), ReadHeaderTimeout: 10 * time.Second}
-	log.Fatal(srv.Serve(ln))
+	return headers(mux), nil
 }
 
 // headers adds the cross-origin isolation and caching headers to every reply.

@@ -26,6 +26,7 @@ type ui struct {
 	model  js.Value // a PicoLM instance, or undefined
 	info   js.Value
 	busy   bool
+	runs   int // generations finished (body[data-runs], for tests and tools)
 	abort  js.Value // AbortController of the running generation
 	conv   app.Conversation
 	output *dom.HTMLDivElement
@@ -418,6 +419,8 @@ func (u *ui) generate() {
 		}))
 		u.showMemory(st.Get("memory"))
 	}
+	u.runs++
+	u.doc.(dom.HTMLDocument).Body().SetAttribute("data-runs", strconv.Itoa(u.runs))
 	u.setState("idle")
 	u.el("prompt").(*dom.HTMLTextAreaElement).Focus()
 }

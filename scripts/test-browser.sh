@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The browser tests: build the wasm files and the static server
+# (scripts/serve.sh --build-only), then run web/test/*.test.mjs with Node's
+# test runner against headless Debian Chromium through playwright-core.
+# Installs nothing: it needs /usr/bin/chromium (apt-get install chromium) and
+# node_modules (npm ci). Screenshots go to $ARTIFACTS_DIR (default build/artifacts).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=go1.27.3
+
+if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+  echo "test-browser: no chromium at ${CHROMIUM:-/usr/bin/chromium} (apt-get install -y chromium)" >&2
+  exit 1
+fi
+if [ ! -d node_modules/playwright-core ]; then
+  echo "test-browser: node_modules/playwright-core is missing (npm ci)" >&2
+  exit 1
+fi
+scripts/serve.sh --build-only
+exec node --test --test-concurrency=1 --test-timeout=180000 web/test/*.test.mjs

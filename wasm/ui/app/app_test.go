@@ -1,0 +1,72 @@
+package app
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestShortcut(t *testing.T) {
+	for _, c := range []struct {
+		key                    string
+		ctrl, meta, alt, shift bool
+		want                   Action
+	}{
+		{"Enter", true, false, false, false, Generate},
+		{"Enter", false, true, false, false, Generate},
+		{"Enter", false, false, false, false, None}, // a newline in the prompt
+		{"Enter", true, false, false, true, None},
+		{"Escape", false, false, false, false, Stop},
+		{"Escape", true, false, false, false, None},
+		{"a", true, false, false, false, None},
+	} {
+		if got := Shortcut(c.key, c.ctrl, c.meta, c.alt, c.shift); got != c.want {
+			t.Errorf("%+v: got %v", c, got)
+		}
+	}
+}
+
+func TestConversation(t *testing.T) {
+	var c Conversation
+	sent := c.Ask("Hi")
+	if !reflect.DeepEqual(sent, []Message{{"user", "Hi"}}) {
+		t.Fatalf("first ask sends %v", sent)
+	}
+	c.Append("Hel")
+	c.Append("lo")
+	c.Finish(true)
+	sent = c.Ask("More")
+	want := []Message{{"user", "Hi"}, {"assistant", "Hello"}, {"user", "More"}}
+	if !reflect.DeepEqual(sent, want) {
+		t.Fatalf("second ask sends %v", sent)
+	}
+	c.Append("partial")
+	c.Finish(false) // failed turn: question and partial answer dropped
+	if got := c.Messages(); !reflect.DeepEqual(got, want[:2]) {
+		t.Errorf("after a failed turn: %v", got)
+	}
+	c.Reset()
+	if len(c.Messages()) != 0 {
+		t.Error("Reset kept messages")
+	}
+}
+
+func TestTexts(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Bytes(0), "0 B"},
+		{Bytes(1185376), "1.2 MB"},
+		{Bytes(669e6), "669 MB"},
+		{Progress(12e6, 640e6, 25e6, false), "12 MB of 640 MB (2%) · 25 MB/s"},
+		{Progress(1750560, 1750560, 0, true), "1.8 MB of 1.8 MB (100%) · from the cache"},
+		{StatsLine(Stats{PromptTokens: 5, CachedTokens: 4, Generated: 200, PrefillMs: 1.4, DecodeMs: 771, TokensPerSec: 259.43, Stop: "max_tokens"}),
+			"259.4 tok/s · 5 prompt tokens (4 cached), prefill 1 ms · 200 generated, decode 771 ms · stop: max tokens"},
+		{StatsLine(Stats{Stop: "json"}), "0.0 tok/s · 0 prompt tokens, prefill 0 ms · 0 generated, decode 0 ms · stop: JSON complete"},
+		{Live(17, 250), "250.0 tok/s · 17 generated…"},
+		{Memory(8.4e6, 0, 3.6e6), "memory: engine 8.4 MB · page JS 3.6 MB"},
+		{ModelLine("TinyLlama", 1.1e9, 669e6, "Q4_K", 2048, "zephyr"), "TinyLlama · 1.1B params · 669 MB · Q4_K · context 2048 · chat: zephyr"},
+		{ModelLine("stories", 292096, 1185376, "F32", 512, ""), "stories · 292K params · 1.2 MB · F32 · context 512"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
