@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/gguf"
 )
 
 // TestCacheFlag: the first run saves the prompt's KV cache; a second run
@@ -17,14 +21,25 @@ func TestCacheFlag(t *testing.T) {
 	model := filepath.Join(testdata, "stories260K.gguf")
 	base := []string{model, "-n", "24", "-t", "0", "-j", "1", "--cache", cache}
 
-	_, stderr := runCLI(t, append(base, "-p", "Once upon a time there was a dog"))
-	if !strings.Contains(stderr, "saved 9 prompt tokens") {
+	short, longer := "Once upon a time there was a dog", "Once upon a time there was a dog named Max"
+	f, err := gguf.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := engine.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2 := len(m.Tokenizer.Encode(short, true)), len(m.Tokenizer.Encode(longer, true))
+
+	_, stderr := runCLI(t, append(base, "-p", short))
+	if !strings.Contains(stderr, fmt.Sprintf("saved %d prompt tokens", n1)) {
 		t.Fatalf("first run did not save the cache: %s", stderr)
 	}
-	longer := "Once upon a time there was a dog named Max"
 	want, _ := runCLI(t, []string{model, "-n", "24", "-t", "0", "-j", "1", "-p", longer})
 	got, stderr := runCLI(t, append(base, "-p", longer))
-	if !strings.Contains(stderr, "skipped 9 of 12 prompt tokens") {
+	if !strings.Contains(stderr, fmt.Sprintf("skipped %d of %d prompt tokens", n1, n2)) {
 		t.Errorf("second run: %s", stderr)
 	}
 	if got != want {
@@ -57,7 +72,7 @@ func TestCLIErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{filepath.Join(testdata, "tinyllamas-stories-260k-f32.gguf"), "-p", "x"}, "version 1"},
+		{[]string{filepath.Join(testdata, "tinyllamas-stories-260k-f32.gguf"), "-p", "x"}, "GGUF v1"},
 		{[]string{filepath.Join(testdata, "no-such-file.gguf"), "-p", "x"}, "no such file"},
 		{[]string{filepath.Join(testdata, "ggml-vocab-llama-spm.gguf"), "-p", "x"}, "token_embd"},
 		{[]string{"a.gguf", "b.gguf"}, "more than one model"},
