@@ -208,7 +208,7 @@ func TestFieldPositions(t *testing.T) {
 	cases := []struct {
 		typ  quant.Type
 		set  func(b []byte) // marks sub-block 1's scale as 5 by hand
-		want int           // sub-block index that must read 5
+		want int            // sub-block index that must read 5
 	}{
 		{quant.IQ2_XXS, func(b []byte) { b[2+8+7] = 5 << 4 }, 1},
 		{quant.IQ3_XXS, func(b []byte) { b[66+4+3] = 5 << 4 }, 1},
