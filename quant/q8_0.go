@@ -22,9 +22,9 @@ func dequantizeQ8_0(dst []float32, src []byte) {
 	}
 }
 
-// quantizeQ8_0 is ggml's quantize_row_q8_0_ref: d = amax/127, then
+// quantizeQ8_0Ref is ggml's quantize_row_q8_0_ref: d = amax/127, then
 // qs = roundf(x/d) (half away from zero).
-func quantizeQ8_0(dst []byte, src []float32) {
+func quantizeQ8_0Ref(dst []byte, src []float32) {
 	for b := 0; b < len(src)/qk; b++ {
 		x := src[b*qk : (b+1)*qk]
 		blk := dst[b*q8_0Bytes : (b+1)*q8_0Bytes]
@@ -57,27 +57,6 @@ func dotQ8_0Ref(n int, w, act []byte) float32 {
 			sumi += int32(int8(xq[j])) * int32(int8(yq[j]))
 		}
 		sum += float32(sumi) * float32(fp16At(x)*fp16At(y))
-	}
-	return sum
-}
-
-// dotQ8_0 computes the same as dotQ8_0Ref (bit for bit) with the bounds
-// checks hoisted out of the inner loop and four independent accumulators.
-func dotQ8_0(n int, w, act []byte) float32 {
-	nb := n / qk
-	w, act = w[:nb*q8_0Bytes], act[:nb*q8_0Bytes]
-	var sum float32
-	for b := range nb {
-		x := (*[q8_0Bytes]byte)(w[b*q8_0Bytes:])
-		y := (*[q8_0Bytes]byte)(act[b*q8_0Bytes:])
-		var s0, s1, s2, s3 int32
-		for j := 2; j < q8_0Bytes; j += 4 {
-			s0 += int32(int8(x[j])) * int32(int8(y[j]))
-			s1 += int32(int8(x[j+1])) * int32(int8(y[j+1]))
-			s2 += int32(int8(x[j+2])) * int32(int8(y[j+2]))
-			s3 += int32(int8(x[j+3])) * int32(int8(y[j+3]))
-		}
-		sum += float32(s0+s1+s2+s3) * float32(fp16At(x[:])*fp16At(y[:]))
 	}
 	return sum
 }

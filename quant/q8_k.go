@@ -17,10 +17,10 @@ const q8_KBytes = 4 + qkK + qkK/16*2
 
 var _ [0]struct{} = [q8_KBytes - 292]struct{}{} // size check
 
-// quantizeQ8_K is ggml's quantize_row_q8_K_ref: iscale = -127/max where max
+// quantizeQ8_KRef is ggml's quantize_row_q8_K_ref: iscale = -127/max where max
 // is the value of largest magnitude, q = min(127, nearestInt(iscale*x)),
 // d = 1/iscale.
-func quantizeQ8_K(dst []byte, src []float32) {
+func quantizeQ8_KRef(dst []byte, src []float32) {
 	for b := 0; b < len(src)/qkK; b++ {
 		x := src[b*qkK : (b+1)*qkK]
 		blk := dst[b*q8_KBytes : (b+1)*q8_KBytes]

@@ -1,0 +1,73 @@
+//go:build goexperiment.simd && wasm
+
+package quant
+
+import "simd/archsimd"
+
+// Helpers shared by the wasm SIMD128 kernels (the *_simd.go files). Each
+// kernel computes the same as its portable twin in the matching *_scalar.go
+// file; simd_test.go checks them against each other on random blocks.
+//
+// WebAssembly SIMD128 as exposed by simd/archsimd has no i32x4.dot_i16x8_s,
+// no extadd_pairwise, no narrowing and no shuffles, so the integer dots
+// multiply with i16x8.extmul (MulWidenLo/Hi), add in int16 lanes while the
+// sum provably fits, and widen to int32 with the extend instructions.
+
+// loadI8 loads 16 bytes as int8 lanes.
+func loadI8(b *[16]byte) archsimd.Int8x16 { return archsimd.LoadUint8x16Array(b).BitsToInt8() }
+
+// loadU8 loads 16 bytes as uint8 lanes.
+func loadU8(b *[16]byte) archsimd.Uint8x16 { return archsimd.LoadUint8x16Array(b) }
+
+// hsum returns the sum of the four lanes of v (wrapping, like int32 adds).
+func hsum(v archsimd.Int32x4) int32 {
+	return v.GetElem(0) + v.GetElem(1) + v.GetElem(2) + v.GetElem(3)
+}
+
+// widen returns the int32 pairwise sums of the eight int16 lanes of v:
+// lane i is v[i] + v[i+4] (the lane order does not matter to the callers,
+// which only ever add the lanes up).
+func widen(v archsimd.Int16x8) archsimd.Int32x4 {
+	return v.ExtendLo4ToInt32().Add(v.ExtendHi4ToInt32())
+}
+
+// dot8 returns the int16 lanes of x·y over 16 int8 pairs, two products a
+// lane. Callers guarantee the pairs fit in int16 (|x·y| ≤ 16383 each).
+func dot8(x, y archsimd.Int8x16) archsimd.Int16x8 {
+	return x.MulWidenLo(y).Add(x.MulWidenHi(y))
+}
+
+// roundAway rounds the lanes of v half away from zero (C's roundf) and
+// converts them to int32; |v| must be below 2^31.
+func roundAway(v, half archsimd.Float32x4) archsimd.Int32x4 {
+	t := v.Trunc()
+	up := v.Sub(t).Abs().GreaterEqual(half) // the fraction is exact
+	step := v.ToBits().And(archsimd.BroadcastUint32x4(0x80000000)).
+		Or(archsimd.BroadcastFloat32x4(1).ToBits()).BitsToFloat32() // ±1 with v's sign
+	return t.Add(step.Masked(up)).ConvertToInt32()
+}
+
+// packI8Idx[k] moves the low bytes of the four int32 lanes of vector k
+// to bytes 4k..4k+3 (index 0x80 gives zero).
+var packI8Idx = [4][16]int8{
+	{0, 4, 8, 12, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128},
+	{-128, -128, -128, -128, 0, 4, 8, 12, -128, -128, -128, -128, -128, -128, -128, -128},
+	{-128, -128, -128, -128, -128, -128, -128, -128, 0, 4, 8, 12, -128, -128, -128, -128},
+	{-128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, 0, 4, 8, 12},
+}
+
+// packI8 truncates the 16 int32 lanes of q to bytes, in order (wasm has
+// no i32 to i8 narrowing in archsimd; four swizzles do it).
+func packI8(q [4]archsimd.Int32x4) archsimd.Uint8x16 {
+	var r archsimd.Int8x16
+	for k := range q {
+		b := q[k].ToBits().ReshapeToUint8s().BitsToInt8()
+		p := b.LookupOrZero(archsimd.LoadInt8x16Array(&packI8Idx[k]))
+		if k == 0 {
+			r = p
+		} else {
+			r = r.Or(p)
+		}
+	}
+	return r.ToBits()
+}

@@ -1,0 +1,136 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The kernels that have a wasm SIMD128 twin (the *_simd.go files, built
+// with GOEXPERIMENT=simd for GOARCH=wasm) are checked here against the
+// readable scalar references on random blocks: random bytes for every
+// quant and scale field (including the extreme values -128 and 0xff),
+// with the fp16/f32 scales made finite. Natively this checks the portable
+// twins (the *_scalar.go files); under `GOOS=js GOARCH=wasm
+// GOEXPERIMENT=simd go test` it checks the SIMD kernels. The integer dots
+// and the quantizers are exact, so the results must be bit-identical.
+
+// randFP16 stores a random finite fp16 scale at b[0:2].
+func randFP16(rng *rand.Rand, b []byte) {
+	putFP16(b, float32(rng.NormFloat64()*math.Pow(2, float64(rng.IntN(20)-14))))
+}
+
+// randBlocks returns nb random blocks of typ, with every scale finite.
+func randBlocks(rng *rand.Rand, typ Type, nb int) []byte {
+	tr := TraitsOf(typ)
+	buf := make([]byte, nb*tr.TypeSize)
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	for b := range nb {
+		blk := buf[b*tr.TypeSize : (b+1)*tr.TypeSize]
+		switch typ {
+		case Q4_0, Q8_0:
+			randFP16(rng, blk)
+		case Q4_K:
+			randFP16(rng, blk)
+			randFP16(rng, blk[2:])
+		case Q6_K:
+			randFP16(rng, blk[208:])
+		case Q8_K:
+			binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(rng.NormFloat64())))
+			for j := range qkK / 16 {
+				var s int32
+				for _, q := range blk[4+16*j : 4+16*j+16] {
+					s += int32(int8(q))
+				}
+				binary.LittleEndian.PutUint16(blk[4+qkK+2*j:], uint16(int16(s)))
+			}
+		}
+	}
+	return buf
+}
+
+func TestDotTwinsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		tr := TraitsOf(typ)
+		ref := refDots[typ]
+		for iter := range 300 {
+			nb := 1 + iter%9
+			w := randBlocks(rng, typ, nb)
+			n := nb * tr.BlockSize
+			act := randBlocks(rng, tr.VecDotType, n/TraitsOf(tr.VecDotType).BlockSize)
+			if iter%50 == 0 { // extreme quants: every byte 0x80 or 0xff
+				for i := range w {
+					w[i] |= 0x80
+				}
+				act = randBlocks(rng, tr.VecDotType, n/TraitsOf(tr.VecDotType).BlockSize)
+			}
+			got, want := tr.Dot(n, w, act), ref(n, w, act)
+			if math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("%v n=%d iter %d: Dot %g, reference %g", typ, n, iter, got, want)
+			}
+		}
+	}
+}
+
+// activationRefs maps each activation quantizer with a SIMD twin to its
+// readable reference.
+var activationRefs = map[Type]func(dst []byte, src []float32){
+	Q8_0: quantizeQ8_0Ref,
+	Q8_K: quantizeQ8_KRef,
+}
+
+// randActivation returns n floats of one of several shapes: normal, wide
+// range, ties at half steps, blocks of zeros, a single spike, and ±amax
+// ties (where the sign of the first extreme decides Q8_K's scale).
+func randActivation(rng *rand.Rand, n, shape int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		switch shape % 6 {
+		case 0:
+			x[i] = float32(rng.NormFloat64())
+		case 1:
+			x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(60)-30)))
+		case 2:
+			x[i] = float32(rng.IntN(255)-127) / 2
+		case 3:
+			if i%64 < 40 {
+				x[i] = 0
+			} else {
+				x[i] = float32(rng.NormFloat64())
+			}
+		case 4:
+			if i%37 == 0 {
+				x[i] = 1e4
+			} else {
+				x[i] = float32(rng.NormFloat64()) * 1e-3
+			}
+		case 5:
+			x[i] = float32(rng.IntN(3)-1) * 3
+		}
+	}
+	return x
+}
+
+func TestActivationTwinsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for typ, ref := range activationRefs {
+		tr := TraitsOf(typ)
+		for iter := range 120 {
+			n := (1 + iter%5) * qkK
+			x := randActivation(rng, n, iter)
+			got := make([]byte, n/tr.BlockSize*tr.TypeSize)
+			want := make([]byte, len(got))
+			tr.FromFloat(got, x)
+			ref(want, x)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%v shape %d n=%d: byte %d (block %d) = %#x, reference %#x", typ, iter%6, n, i, i/tr.TypeSize, got[i], want[i])
+				}
+			}
+		}
+	}
+}

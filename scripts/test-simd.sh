@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The wasm SIMD128 kernels (GOEXPERIMENT=simd, simd/archsimd) tested against their
+# scalar twins: the quant and engine tests built with the experiment, run under
+# Node (GOOS=js, the Go exec wrapper) and under wazero (GOOS=wasip1). Node >= 16.4
+# and wazero (any 1.x) implement every SIMD128 instruction the kernels use.
+# WAZERO names a wazero binary; without it, wazero v1.12.0 is installed into a
+# temporary directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=go1.27.3
+export GOEXPERIMENT=simd
+pkgs=${SIMD_PKGS:-"./quant/ ./engine/"}
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "go vet with GOEXPERIMENT=simd (js, wasip1)"
+GOOS=js GOARCH=wasm go vet $pkgs
+GOOS=wasip1 GOARCH=wasm go vet $pkgs
+
+step "SIMD kernels under Node (GOOS=js GOARCH=wasm GOEXPERIMENT=simd)"
+GOOS=js GOARCH=wasm go test -count=1 -timeout 20m \
+  -exec="$(go env GOROOT)/lib/wasm/go_js_wasm_exec" $pkgs
+
+if [ -z "${WAZERO:-}" ]; then
+  tools=$(mktemp -d)
+  trap 'rm -rf "$tools"' EXIT
+  GOEXPERIMENT= GOBIN=$tools go install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
+  WAZERO=$tools/wazero
+fi
+export WAZERO
+
+step "SIMD kernels under wazero (GOOS=wasip1 GOARCH=wasm GOEXPERIMENT=simd)"
+GOOS=wasip1 GOARCH=wasm go test -count=1 -timeout 20m \
+  -exec="$PWD/scripts/wasip1-exec" $pkgs
