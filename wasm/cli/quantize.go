@@ -52,12 +52,15 @@ func runQuantize(args []string, stderr io.Writer) int {
 	}
 	ft, err := quantize.ParseFileType(pos[2])
 	if err != nil {
-		fmt.Fprintln(stderr, "picolm quantize:", err)
+		fmt.Fprintln(stderr, "picolm:", err)
 		return 2
 	}
 	o.Progress = stderr
 	if _, err := quantize.QuantizeFile(pos[0], pos[1], ft, o); err != nil {
-		fmt.Fprintln(stderr, "picolm quantize:", err)
+		if errors.Is(err, quantize.ErrRequantize) {
+			err = fmt.Errorf("%w; --allow-requantize converts it through float32, at a loss", err)
+		}
+		fmt.Fprintln(stderr, "picolm:", err)
 		return 1
 	}
 	return 0

@@ -44,7 +44,7 @@ func TestQuantizeCommand(t *testing.T) {
 	}{
 		{[]string{"quantize", in, filepath.Join(dir, "a.gguf"), "Q9_K"}, 2, "unknown file type"},
 		{[]string{"quantize", filepath.Join(testdata, "PROVENANCE.md"), filepath.Join(dir, "b.gguf"), "Q8_0"}, 1, "bad magic"},
-		{[]string{"quantize", filepath.Join(testdata, "synth", "synth-small-Q8_0.gguf"), filepath.Join(dir, "c.gguf"), "Q4_0"}, 1, "requantizing"},
+		{[]string{"quantize", filepath.Join(testdata, "synth", "synth-small-Q8_0.gguf"), filepath.Join(dir, "c.gguf"), "Q4_0"}, 1, "--allow-requantize"},
 		{[]string{"quantize", in, filepath.Join(dir, "d.gguf")}, 2, "usage"},
 	} {
 		stderr.Reset()
