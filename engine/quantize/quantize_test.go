@@ -397,3 +397,61 @@ func TestRequantize(t *testing.T) {
 		}
 	}
 }
+
+// TestTiedEmbeddings: without output.weight, token_embd.weight is also the
+// output and gets the output's type, as in llama.cpp.
+func TestTiedEmbeddings(t *testing.T) {
+	rows := func([]float32, int) error { return nil }
+	ts := []Tensor{
+		{Name: "token_embd.weight", Dims: []uint64{256, 64}, Type: quant.F32, Rows: rows},
+		{Name: "blk.0.attn_q.weight", Dims: []uint64{256, 256}, Type: quant.F32, Rows: rows},
+	}
+	h := Hyper{Arch: "llama", Layers: 1, Heads: 1, KVHeads: 1}
+	for ftName, want := range map[string]quant.Type{"Q4_K_M": quant.Q6_K, "Q8_0": quant.Q8_0, "TQ1_0": quant.Q6_K, "F16": quant.F16} {
+		ft, _ := ParseFileType(ftName)
+		p, err := MakePlan(ts, h, ft, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Tensors[0].Name != "token_embd.weight" || p.Types[0] != want {
+			t.Errorf("%s: %s is %v, want %v", ftName, p.Tensors[0].Name, p.Types[0], want)
+		}
+	}
+}
+
+// TestChunking: a tensor spanning many chunks and workers converts to the
+// same bytes as one FromFloat call over all of it, for any thread count.
+func TestChunking(t *testing.T) {
+	const cols, nrows = 512, 3001 // 1.5 Mi weights: several rounds of chunks
+	val := func(i int) float32 { return float32((i*7919)%2003-1001) / 1000 }
+	all := make([]float32, cols*nrows)
+	for i := range all {
+		all[i] = val(i)
+	}
+	ts := []Tensor{{Name: "blk.0.ffn_up.weight", Dims: []uint64{cols, nrows}, Type: quant.F32, Rows: func(dst []float32, first int) error {
+		for i := range dst {
+			dst[i] = val(first*cols + i)
+		}
+		return nil
+	}}}
+	want := make([]byte, nrows*cols/256*int(quant.TraitsOf(quant.Q4_K).TypeSize))
+	quant.TraitsOf(quant.Q4_K).FromFloat(want, all)
+	ft, _ := ParseFileType("Q4_K_S")
+	for _, threads := range []int{1, 2, 3} {
+		p, err := MakePlan(ts, Hyper{Arch: "llama", Layers: 1}, ft, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := Write(&buf, nil, p, Options{Threads: threads}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Parse(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tn := f.Tensors[0]; tn.Type != quant.Q4_K || !bytes.Equal(tn.Data, want) {
+			t.Errorf("%d threads: %v, data equal %v", threads, tn.Type, bytes.Equal(tn.Data, want))
+		}
+	}
+}
