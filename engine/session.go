@@ -253,7 +253,7 @@ func (s *Session) attention(l, pos int) {
 		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
 			p := expf(s.score(off, scale)-maxScore) * inv
 			p = quant.FP16ToFP32(float16.Fromfloat32(p).Bits())
-			axpyF16(out, p, s.valCache[off:off+hd])
+			axpyF16Vec(out, p, s.valCache[off:off+hd])
 		}
 	}
 }
@@ -261,7 +261,7 @@ func (s *Session) attention(l, pos int) {
 // score is the scaled dot of the fp16-rounded query in s.qh with the key at
 // keyCache[off:], rounded to float32 before the max is subtracted.
 func (s *Session) score(off int, scale float32) float32 {
-	return float32(dotF16(s.qh, s.keyCache[off:off+len(s.qh)]) * scale)
+	return float32(dotF16Vec(s.qh, s.keyCache[off:off+len(s.qh)]) * scale)
 }
 
 // matvec computes out = W·x for the activation set by s.act.set.

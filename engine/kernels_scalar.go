@@ -1,0 +1,12 @@
+//go:build !(goexperiment.simd && wasm)
+
+package engine
+
+// The hot loops of attention over the fp16 KV cache. kernels_simd.go has
+// their wasm SIMD128 twins; here they are the readable kernels of ops.go.
+
+// dotF16Vec returns the dot of a float32 vector with an fp16 vector.
+func dotF16Vec(a []float32, b []uint16) float32 { return dotF16(a, b) }
+
+// axpyF16Vec sets y += a * x for an fp16 vector x.
+func axpyF16Vec(y []float32, a float32, x []uint16) { axpyF16(y, a, x) }

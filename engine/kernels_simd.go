@@ -1,0 +1,72 @@
+//go:build goexperiment.simd && wasm
+
+package engine
+
+import (
+	"simd/archsimd"
+
+	"github.com/picolm/picolm-wasm/quant"
+)
+
+// The wasm SIMD128 twins of the attention kernels of ops.go (dotF16,
+// axpyF16); kernels_test.go checks them against each other.
+//
+// WebAssembly SIMD128 has no fp16 conversion, so fp16x4 widens in integer
+// lanes: the exponent and mantissa bits move to their float32 places and a
+// multiplication by 2^112 rebias the exponent, exactly, for normal and
+// subnormal values alike; infinities and NaNs get the float32 all-ones
+// exponent back; the sign is or-ed in last. The conversion is exact, as
+// quant.FP16ToFP32's table is (up to NaN payloads).
+
+// fp16x4 converts four fp16 values (the low halves of u's lanes) to float32.
+func fp16x4(u archsimd.Uint32x4) archsimd.Float32x4 {
+	em := u.And(archsimd.BroadcastUint32x4(0x7fff)).ShiftAllLeft(13)
+	f := em.BitsToFloat32().Mul(archsimd.BroadcastUint32x4(0x77800000).BitsToFloat32()) // ×2^112
+	special := em.GreaterEqual(archsimd.BroadcastUint32x4(0x7c00 << 13))                // exponent 31: Inf, NaN
+	bits := f.ToBits().Or(archsimd.BroadcastUint32x4(0x7f800000).Masked(special))
+	sign := u.And(archsimd.BroadcastUint32x4(0x8000)).ShiftAllLeft(16)
+	return bits.Or(sign).BitsToFloat32()
+}
+
+// dotF16Vec returns the dot of a float32 vector with an fp16 vector. It
+// sums in eight float32 lanes, so it differs from dotF16's sequential sum
+// by rounding only: both are within n·2^-24·Σ|a_i·b_i| of the exact dot.
+func dotF16Vec(a []float32, b []uint16) float32 {
+	n := len(a)
+	b = b[:n]
+	acc0 := archsimd.BroadcastFloat32x4(0)
+	acc1 := acc0
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		h := archsimd.LoadUint16x8Array((*[8]uint16)(b[i:]))
+		x0 := archsimd.LoadFloat32x4Array((*[4]float32)(a[i:]))
+		x1 := archsimd.LoadFloat32x4Array((*[4]float32)(a[i+4:]))
+		acc0 = acc0.Add(x0.Mul(fp16x4(h.ExtendLo4ToUint32())))
+		acc1 = acc1.Add(x1.Mul(fp16x4(h.ExtendHi4ToUint32())))
+	}
+	acc := acc0.Add(acc1)
+	sum := acc.GetElem(0) + acc.GetElem(1) + (acc.GetElem(2) + acc.GetElem(3))
+	for ; i < n; i++ {
+		sum += a[i] * quant.FP16ToFP32(b[i])
+	}
+	return sum
+}
+
+// axpyF16Vec sets y += a * x for an fp16 vector x, bit for bit as axpyF16
+// (each element is one float32 multiply and one add in both).
+func axpyF16Vec(y []float32, a float32, x []uint16) {
+	n := len(y)
+	x = x[:n]
+	va := archsimd.BroadcastFloat32x4(a)
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		h := archsimd.LoadUint16x8Array((*[8]uint16)(x[i:]))
+		y0 := (*[4]float32)(y[i:])
+		y1 := (*[4]float32)(y[i+4:])
+		archsimd.LoadFloat32x4Array(y0).Add(va.Mul(fp16x4(h.ExtendLo4ToUint32()))).StoreArray(y0)
+		archsimd.LoadFloat32x4Array(y1).Add(va.Mul(fp16x4(h.ExtendHi4ToUint32()))).StoreArray(y1)
+	}
+	for ; i < n; i++ {
+		y[i] += a * quant.FP16ToFP32(x[i])
+	}
+}
