@@ -133,6 +133,7 @@ var traits = [...]Traits{
 	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ4_XS, FromFloat: quantizeIQ4_XS, Dot: dotIQ4_XS},
 	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, Dequantize: dequantizeTQ1_0, FromFloat: quantizeTQ1_0, Dot: dotTQ1_0},
 	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: tq2_0Bytes, VecDotType: Q8_K, Dequantize: dequantizeTQ2_0, FromFloat: quantizeTQ2_0, Dot: dotTQ2_0},
+	E8_IQ3:  {Name: "E8_IQ3", BlockSize: qkK, TypeSize: e8iq3Bytes, VecDotType: Q8_K, Dequantize: dequantizeE8IQ3, FromFloat: quantizeE8IQ3, Dot: dotE8IQ3}, // picoLM's own: see e8iq3.go
 }
 
 // TraitsOf returns the traits of t, or nil if t is not a ggml type.
