@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/picolm/picolm-wasm/gguf"
 )
 
 // Config holds a model's hyperparameters, read from GGUF metadata.
 type Config struct {
-	Arch        string  // general.architecture ("llama")
+	Arch        string  // general.architecture: a key of archs
 	Name        string  // general.name, informational
 	Dim         int     // embedding_length: width of the residual stream
 	HiddenDim   int     // feed_forward_length: width of the SwiGLU hidden layer
@@ -22,6 +25,9 @@ type Config struct {
 	VocabSize   int     // rows of token_embd
 	TrainCtx    int     // context_length the model was trained with
 	RopeBase    float32 // rope.freq_base, default 10000
+	RopeScale   float32 // rotation angles are multiplied by it: 1/rope.scaling.factor for "linear" scaling, else 1
+	RopeNeoX    bool    // rotate (x[i], x[i+RopeDim/2]) pairs instead of (x[2i], x[2i+1])
+	RopeFreqs   bool    // rope_freqs.weight divides each pair's frequency (Llama 3.1+ "llama3" scaling)
 	NormEps     float32 // attention.layer_norm_rms_epsilon, default 1e-5
 	KVDim       int     // KVHeads * HeadDim
 	KVMul       int     // Heads / KVHeads: query heads sharing one KV head
@@ -37,7 +43,32 @@ var (
 	ErrQuantType  = errors.New("unsupported tensor type")
 	ErrHyperparam = errors.New("bad hyperparameter")
 	ErrContext    = errors.New("context length exceeded")
+	ErrTensor     = errors.New("unexpected tensor")
 )
+
+// archSpec is everything that distinguishes one architecture's forward pass
+// from another's; the loader and Forward read it, nothing else does.
+// Every architecture also takes, when the file has them, fused attn_qkv and
+// separate q/k/v/o biases (llama.cpp treats them as optional), a missing
+// output.weight (tied to token_embd) and rope_freqs.weight.
+type archSpec struct {
+	neox     bool // rope pairs (x[i], x[i+ropeDim/2]) (GPT-NeoX, LLAMA_ROPE_TYPE_NEOX), not (x[2i], x[2i+1])
+	qkvBias  bool // attn_q/k/v.bias are required (qwen2)
+	fusedFFN bool // ffn_up.weight is [2·hidden][dim]: the gate rows, then the up rows; no ffn_gate (phi3)
+	// scaleQ: the query is multiplied by 1/sqrt(headDim) before it is
+	// rounded to fp16 for K·q, instead of scaling the scores after
+	// (llama.cpp's phi3 graph does ggml_scale(q) and attention scale 1).
+	scaleQ bool
+}
+
+// archs are the supported values of general.architecture. Mistral, SmolLM
+// and Llama 3 GGUFs are "llama"; Qwen2 and Qwen2.5 are "qwen2"; Phi-3 and
+// Phi-3.5 (without LongRoPE factors) are "phi3".
+var archs = map[string]archSpec{
+	"llama": {},
+	"qwen2": {neox: true, qkvBias: true},
+	"phi3":  {neox: true, fusedFFN: true, scaleQ: true},
+}
 
 func readConfig(f *gguf.File) (Config, error) {
 	var c Config
@@ -45,10 +76,12 @@ func readConfig(f *gguf.File) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("%w: %v", ErrArch, err)
 	}
-	if arch != "llama" {
-		return c, fmt.Errorf("%w %q (this engine runs llama-architecture models)", ErrArch, arch)
+	spec, ok := archs[arch]
+	if !ok {
+		return c, fmt.Errorf("%w %q (this engine runs %s)", ErrArch, arch, archNames())
 	}
 	c.Arch = arch
+	c.RopeNeoX = spec.neox
 	c.Name, _ = f.String("general.name")
 	key := func(k string) string { return arch + "." + k }
 	need := func(k string, dst *int) error {
@@ -117,5 +150,62 @@ func readConfig(f *gguf.File) (Config, error) {
 	if !(c.RopeBase > 0) || math.IsInf(float64(c.RopeBase), 0) || !(c.NormEps > 0) || c.NormEps > 1 {
 		return c, fmt.Errorf("%w: rope base %g, rms eps %g", ErrHyperparam, c.RopeBase, c.NormEps)
 	}
+	if err := readRopeScaling(f, key, &c); err != nil {
+		return c, err
+	}
+	if v, err := f.Uint(key("expert_count")); err == nil && v > 0 {
+		return c, fmt.Errorf("%w: %s.expert_count = %d: mixture-of-experts models are not supported", ErrArch, arch, v)
+	}
 	return c, nil
+}
+
+// readRopeScaling reads rope.scaling.type and rope.scaling.factor as
+// llama.cpp does: a missing type is "linear"; for "linear" the factor (or
+// the older rope.scale_linear) divides every rotation angle, for "none" it is
+// ignored. YaRN and LongRoPE are refused. Llama 3.1+ files carry their
+// "llama3" scaling as the rope_freqs.weight tensor (see Load), not as keys.
+func readRopeScaling(f *gguf.File, key func(string) string, c *Config) error {
+	c.RopeScale = 1
+	typ := "linear"
+	if _, ok := f.Lookup(key("rope.scaling.type")); ok {
+		s, err := f.String(key("rope.scaling.type"))
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrHyperparam, err)
+		}
+		typ = s
+	}
+	switch typ {
+	case "none":
+		return nil
+	case "linear":
+	default:
+		return fmt.Errorf("%w: %s = %q: only linear rope scaling is supported", ErrHyperparam, key("rope.scaling.type"), typ)
+	}
+	for _, k := range []string{"rope.scaling.factor", "rope.scale_linear"} {
+		if _, ok := f.Lookup(key(k)); !ok {
+			continue
+		}
+		factor, err := f.Float32(key(k))
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrHyperparam, err)
+		}
+		if !(factor >= 0) || math.IsInf(float64(factor), 0) {
+			return fmt.Errorf("%w: %s = %g", ErrHyperparam, key(k), factor)
+		}
+		if factor != 0 { // 0 means unset
+			c.RopeScale = 1 / factor
+		}
+		break
+	}
+	return nil
+}
+
+// archNames lists the supported architectures for error messages.
+func archNames() string {
+	names := make([]string, 0, len(archs))
+	for n := range archs {
+		names = append(names, strconv.Quote(n))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"unsafe"
@@ -28,12 +29,27 @@ type matrix struct {
 
 func (w *matrix) row(r int) []byte { return w.data[r*w.rowBytes : (r+1)*w.rowBytes] }
 
+// rowRange is the view of rows [first, first+n) of w: a fused tensor
+// (attn_qkv, phi3's gate-and-up ffn_up) is split into its parts this way,
+// without copying.
+func (w matrix) rowRange(first, n int) matrix {
+	w.data = w.data[first*w.rowBytes : (first+n)*w.rowBytes]
+	w.rows = n
+	return w
+}
+
+// A layer's biases are nil when the file has none (then adding them is a
+// no-op).
 type layer struct {
 	attnNorm []float32 // [dim]
 	wq       matrix    // [dim][dim]
 	wk       matrix    // [kvDim][dim]
 	wv       matrix    // [kvDim][dim]
 	wo       matrix    // [dim][dim]
+	bq       []float32 // [dim] or nil
+	bk       []float32 // [kvDim] or nil
+	bv       []float32 // [kvDim] or nil
+	bo       []float32 // [dim] or nil
 	ffnNorm  []float32 // [dim]
 	gate     matrix    // [hidden][dim]  (w1)
 	down     matrix    // [dim][hidden]  (w2)
@@ -51,6 +67,10 @@ type Model struct {
 	layers  []layer   // [layers]
 	outNorm []float32 // [dim]
 	output  matrix    // [vocab][dim]; token_embd when tied
+	spec    archSpec
+	// ropeFreqs divide the rotation frequency of each pair
+	// (rope_freqs.weight, Llama 3.1+); nil when the file has none.
+	ropeFreqs []float32 // [ropeDim/2]
 
 	identity [32]byte // hash of the metadata and tensor table: names this model in cache files
 	vecTypes []quant.Type
@@ -65,18 +85,28 @@ func Load(f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Config: cfg, file: f}
+	m := &Model{Config: cfg, file: f, spec: archs[cfg.Arch]}
 	if m.Tokenizer, err = tokenizer.FromGGUF(f); err != nil {
 		return nil, err
 	}
+	// Every tensor of the file must be used: a tensor this engine does not
+	// know (an FFN bias, a MoE router) would otherwise be silently ignored
+	// and the output wrong.
+	used := map[string]bool{}
 	types := map[quant.Type]int{}
 	mat := func(name string, rows, cols int) (matrix, error) {
 		w, err := loadMatrix(f, name, rows, cols)
 		if err == nil {
 			types[w.typ] += w.rows * w.cols
+			used[name] = true
 		}
 		return w, err
 	}
+	vec := func(name string, n int) ([]float32, error) {
+		used[name] = true
+		return loadVector(f, name, n)
+	}
+	has := func(name string) bool { _, ok := f.Tensor(name); return ok }
 	c := &m.Config
 	emb, ok := f.Tensor("token_embd.weight")
 	if !ok {
@@ -92,7 +122,7 @@ func Load(f *gguf.File) (*Model, error) {
 	if m.tokEmbd, err = mat("token_embd.weight", c.VocabSize, c.Dim); err != nil {
 		return nil, err
 	}
-	if _, ok := f.Tensor("output.weight"); ok {
+	if has("output.weight") {
 		if m.output, err = mat("output.weight", c.VocabSize, c.Dim); err != nil {
 			return nil, err
 		}
@@ -100,35 +130,89 @@ func Load(f *gguf.File) (*Model, error) {
 		c.TiedOutput = true
 		m.output = m.tokEmbd
 	}
-	if m.outNorm, err = loadVector(f, "output_norm.weight", c.Dim); err != nil {
+	if m.outNorm, err = vec("output_norm.weight", c.Dim); err != nil {
 		return nil, err
+	}
+	if has("rope_freqs.weight") {
+		if m.ropeFreqs, err = vec("rope_freqs.weight", c.RopeDim/2); err != nil {
+			return nil, err
+		}
+		for i, v := range m.ropeFreqs {
+			if !(v > 0) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("%w: rope_freqs.weight[%d] = %g", ErrHyperparam, i, v)
+			}
+		}
+		c.RopeFreqs = true
 	}
 	m.layers = make([]layer, c.Layers)
 	for i := range m.layers {
 		L := &m.layers[i]
 		p := fmt.Sprintf("blk.%d.", i)
-		if L.attnNorm, err = loadVector(f, p+"attn_norm.weight", c.Dim); err != nil {
+		if L.attnNorm, err = vec(p+"attn_norm.weight", c.Dim); err != nil {
 			return nil, err
 		}
-		if L.ffnNorm, err = loadVector(f, p+"ffn_norm.weight", c.Dim); err != nil {
+		if L.ffnNorm, err = vec(p+"ffn_norm.weight", c.Dim); err != nil {
 			return nil, err
 		}
-		for _, t := range []struct {
-			dst        *matrix
-			name       string
-			rows, cols int
-		}{
-			{&L.wq, "attn_q", c.Dim, c.Dim},
-			{&L.wk, "attn_k", c.KVDim, c.Dim},
-			{&L.wv, "attn_v", c.KVDim, c.Dim},
-			{&L.wo, "attn_output", c.Dim, c.Dim},
-			{&L.gate, "ffn_gate", c.HiddenDim, c.Dim},
-			{&L.down, "ffn_down", c.Dim, c.HiddenDim},
-			{&L.up, "ffn_up", c.HiddenDim, c.Dim},
-		} {
-			if *t.dst, err = mat(p+t.name+".weight", t.rows, t.cols); err != nil {
+		// Q, K and V: separate, or one fused [dim+2·kvDim][dim] tensor.
+		if has(p + "attn_qkv.weight") {
+			qkv, err := mat(p+"attn_qkv.weight", c.Dim+2*c.KVDim, c.Dim)
+			if err != nil {
 				return nil, err
 			}
+			L.wq, L.wk, L.wv = qkv.rowRange(0, c.Dim), qkv.rowRange(c.Dim, c.KVDim), qkv.rowRange(c.Dim+c.KVDim, c.KVDim)
+		} else {
+			if L.wq, err = mat(p+"attn_q.weight", c.Dim, c.Dim); err != nil {
+				return nil, err
+			}
+			if L.wk, err = mat(p+"attn_k.weight", c.KVDim, c.Dim); err != nil {
+				return nil, err
+			}
+			if L.wv, err = mat(p+"attn_v.weight", c.KVDim, c.Dim); err != nil {
+				return nil, err
+			}
+		}
+		if L.wo, err = mat(p+"attn_output.weight", c.Dim, c.Dim); err != nil {
+			return nil, err
+		}
+		for _, b := range []struct {
+			dst  *[]float32
+			name string
+			n    int
+		}{
+			{&L.bq, "attn_q.bias", c.Dim},
+			{&L.bk, "attn_k.bias", c.KVDim},
+			{&L.bv, "attn_v.bias", c.KVDim},
+			{&L.bo, "attn_output.bias", c.Dim},
+		} {
+			if has(p+b.name) || (m.spec.qkvBias && b.name != "attn_output.bias") {
+				if *b.dst, err = vec(p+b.name, b.n); err != nil {
+					return nil, err
+				}
+			}
+		}
+		// FFN: gate and up separate, or (phi3) one [2·hidden][dim] ffn_up.
+		if m.spec.fusedFFN {
+			gateUp, err := mat(p+"ffn_up.weight", 2*c.HiddenDim, c.Dim)
+			if err != nil {
+				return nil, err
+			}
+			L.gate, L.up = gateUp.rowRange(0, c.HiddenDim), gateUp.rowRange(c.HiddenDim, c.HiddenDim)
+		} else {
+			if L.gate, err = mat(p+"ffn_gate.weight", c.HiddenDim, c.Dim); err != nil {
+				return nil, err
+			}
+			if L.up, err = mat(p+"ffn_up.weight", c.HiddenDim, c.Dim); err != nil {
+				return nil, err
+			}
+		}
+		if L.down, err = mat(p+"ffn_down.weight", c.Dim, c.HiddenDim); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range f.Tensors {
+		if !used[t.Name] {
+			return nil, fmt.Errorf("%w: %s (%s models, as this engine runs them, have no such tensor)", ErrTensor, t.Name, c.Arch)
 		}
 	}
 	// The activation formats the matrices' dot kernels take.

@@ -20,16 +20,31 @@ func rmsnorm(out, x, w []float32, eps float32) {
 	}
 }
 
-// rope rotates each (x[2i], x[2i+1]) pair of the first len(cos)*2 dims of
-// every head of width headDim by the angle whose cos and sin are given
-// (llama.cpp's "normal" rope for llama-architecture GGUFs).
-func rope(x []float32, headDim int, cos, sin []float32) {
+// ropeNormal rotates each (x[2i], x[2i+1]) pair of the first len(cos)*2 dims
+// of every head of width headDim by the angle whose cos and sin are given
+// (llama.cpp's "normal" rope, LLAMA_ROPE_TYPE_NORM: llama).
+func ropeNormal(x []float32, headDim int, cos, sin []float32) {
 	for h := 0; h+headDim <= len(x); h += headDim {
 		v := x[h : h+headDim]
 		for i := range cos {
 			x0, x1 := v[2*i], v[2*i+1]
 			v[2*i] = x0*cos[i] - x1*sin[i]
 			v[2*i+1] = x0*sin[i] + x1*cos[i]
+		}
+	}
+}
+
+// ropeNeoX rotates each (x[i], x[i+n]) pair, n = len(cos), of the first 2n
+// dims of every head by the i-th angle (GPT-NeoX's rope,
+// LLAMA_ROPE_TYPE_NEOX: qwen2, phi3).
+func ropeNeoX(x []float32, headDim int, cos, sin []float32) {
+	n := len(cos)
+	for h := 0; h+headDim <= len(x); h += headDim {
+		v := x[h : h+headDim]
+		for i := range cos {
+			x0, x1 := v[i], v[i+n]
+			v[i] = x0*cos[i] - x1*sin[i]
+			v[i+n] = x0*sin[i] + x1*cos[i]
 		}
 	}
 }

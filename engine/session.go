@@ -53,6 +53,9 @@ type Session struct {
 	ropeCos []float32 // [ctx][ropeDim/2]
 	ropeSin []float32 // [ctx][ropeDim/2]
 
+	// rope rotates q or k: the architecture's pairing, ropeNormal or ropeNeoX.
+	rope func(x []float32, headDim int, cos, sin []float32)
+
 	pool *pool
 }
 
@@ -93,7 +96,11 @@ func (m *Model) NewSession(o SessionOptions) (*Session, error) {
 		pool:     newPool(o.Threads),
 	}
 	s.act.init(m.vecTypes, max(c.Dim, c.HiddenDim))
-	s.ropeCos, s.ropeSin = ropeTables(ctx, c.RopeDim, c.RopeBase)
+	s.ropeCos, s.ropeSin = ropeTables(ctx, c.RopeDim, c.RopeBase, c.RopeScale, m.ropeFreqs)
+	s.rope = ropeNormal
+	if m.spec.neox {
+		s.rope = ropeNeoX
+	}
 	return s, nil
 }
 
@@ -121,8 +128,10 @@ func (s *Session) Rewind(n int) {
 
 // ropeTables precomputes cos and sin of every rotation angle, as ggml's rope
 // cache does: for pair i, theta = pos * base^(-2i/ropeDim), the power taken by
-// repeated float32 multiplication.
-func ropeTables(ctx, ropeDim int, base float32) (cos, sin []float32) {
+// repeated float32 multiplication; then divided by the pair's frequency
+// factor (freqs, Llama 3's rope_freqs; nil for none) and multiplied by
+// freqScale (linear scaling), in that order, in float32.
+func ropeTables(ctx, ropeDim int, base, freqScale float32, freqs []float32) (cos, sin []float32) {
 	half := ropeDim / 2
 	cos = make([]float32, ctx*half)
 	sin = make([]float32, ctx*half)
@@ -130,8 +139,13 @@ func ropeTables(ctx, ropeDim int, base float32) (cos, sin []float32) {
 	for pos := 0; pos < ctx; pos++ {
 		theta := float32(pos)
 		for i := 0; i < half; i++ {
-			cos[pos*half+i] = float32(math.Cos(float64(theta)))
-			sin[pos*half+i] = float32(math.Sin(float64(theta)))
+			t := theta
+			if freqs != nil {
+				t /= freqs[i]
+			}
+			t *= freqScale
+			cos[pos*half+i] = float32(math.Cos(float64(t)))
+			sin[pos*half+i] = float32(math.Sin(float64(t)))
 			theta *= scale
 		}
 	}
@@ -160,16 +174,21 @@ func (s *Session) Forward(token int) ([]float32, error) {
 	for l := range s.m.layers {
 		L := &s.m.layers[l]
 
-		// Attention: xb = rmsnorm(x); q, k, v = Wq xb, Wk xb, Wv xb
+		// Attention: xb = rmsnorm(x); q, k, v = Wq xb + bq, Wk xb + bk, Wv xb + bv
+		// (the biases are qwen2's; other models have none and add nothing)
 		rmsnorm(s.xb, s.x, L.attnNorm, c.NormEps)
 		s.act.set(s.xb)
 		s.matvec(s.q, &L.wq)
 		s.matvec(s.k, &L.wk)
 		s.matvec(s.v, &L.wv)
+		add(s.q, L.bq)
+		add(s.k, L.bk)
+		add(s.v, L.bv)
 
-		// Rotate the leading ropeDim dims of every query and key head.
-		rope(s.q, c.HeadDim, cos, sin)
-		rope(s.k, c.HeadDim, cos, sin)
+		// Rotate the leading ropeDim dims of every query and key head, the
+		// architecture's pairs of dims.
+		s.rope(s.q, c.HeadDim, cos, sin)
+		s.rope(s.k, c.HeadDim, cos, sin)
 
 		// Store this position's key and value in the fp16 cache.
 		base := (l*s.ctx + pos) * c.KVDim
@@ -183,9 +202,10 @@ func (s *Session) Forward(token int) ([]float32, error) {
 		// xb = attention over positions 0..pos, per query head
 		s.attention(l, pos)
 
-		// x += Wo xb
+		// x += Wo xb + bo
 		s.act.set(s.xb)
 		s.matvec(s.xb2, &L.wo)
+		add(s.xb2, L.bo)
 		add(s.x, s.xb2)
 
 		// FFN: x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x)
@@ -220,6 +240,9 @@ func (s *Session) Forward(token int) ([]float32, error) {
 //   - kqv = V·kq: the same conversion rounds every normalized weight to fp16
 //     before the weighted sum of the fp16 values.
 //
+// The 1/sqrt(headDim) scale is applied to the scores, or (phi3) to the query
+// before it is rounded, as llama.cpp's graph for the architecture does.
+//
 // That matters for quantized models: the next matrix's activation is
 // quantized to 8 bits, so a difference in the last bits of an attention
 // output can move a value across a rounding boundary of the quantizer, and
@@ -232,11 +255,14 @@ func (s *Session) Forward(token int) ([]float32, error) {
 func (s *Session) attention(l, pos int) {
 	c := &s.m.Config
 	hd := c.HeadDim
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	scale, qScale := 1/float32(math.Sqrt(float64(hd))), float32(1)
+	if s.m.spec.scaleQ {
+		scale, qScale = 1, scale
+	}
 	layerBase := l * s.ctx * c.KVDim
 	for h := 0; h < c.Heads; h++ {
 		for i, v := range s.q[h*hd : (h+1)*hd] {
-			s.qh[i] = quant.FP16ToFP32(float16.Fromfloat32(v).Bits())
+			s.qh[i] = quant.FP16ToFP32(float16.Fromfloat32(v * qScale).Bits())
 		}
 		out := s.xb[h*hd : (h+1)*hd]
 		clear(out)
