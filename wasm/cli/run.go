@@ -110,6 +110,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "quantize" {
 		return runQuantize(args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == "refit" {
+		return runRefit(args[1:], stdout, stderr)
+	}
 	o, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
