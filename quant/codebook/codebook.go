@@ -1,11 +1,12 @@
 // Package codebook reads and writes the scale fields of ggml's codebook
-// formats (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ4_NL) and splits
+// formats (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ4_NL, and
+// picoLM's E8_IQ3) and splits
 // every weight of a block into an effective scale and a small signed integer:
 //
 //	weight = Eff(d, s) · v
 //
 // exactly in float32, as ggml's dequantisers compute it. d is the block's
-// fp16 scale (bytes 0-1 in every format), s the integer scale of the weight's
+// fp16 scale (bytes 0-1 in every ggml format), s the integer scale of the weight's
 // sub-block and v the codebook entry times its sign (the grid value for the
 // IQ2/IQ3 formats, the IQ4_NL level for IQ4_NL and IQ4_XS). The bytes other
 // than d and s are the codes; this package never changes them.
@@ -18,6 +19,10 @@
 //	IQ3_S    256   32   d·(1+2s)            0..15    110    8 nibbles at bytes 106..109
 //	IQ4_XS   256   32   d·(s−32)            0..63    136    low 4 bits: nibbles at bytes 4..7; high 2 bits: uint16 at bytes 2..3
 //	IQ4_NL   32    32   d                   —        18     (no sub-block scale)
+//	E8_IQ3   256   32   d·(0.5+s)·0.25      0..15    98     top 4 bits of the 8 uint32 at bytes 64..95; d at bytes 96-97
+//
+// E8_IQ3 is picoLM's own container (see package quant); its v is IQ3_XXS's
+// grid value (4..62) with its sign.
 //
 // Every product is exact in float32: d has 11 significant bits, the s factor
 // at most 6 and v at most 7, and the constant factors are powers of two.
@@ -50,6 +55,7 @@ type Format struct {
 	Sub   int // weights per sub-block scale (= Block when there is none)
 	Bytes int // bytes per block
 	SMax  int // s is in 0..SMax; 0 when the format has no sub-block scale
+	DOff  int // offset of d in the block: 0, except E8_IQ3's 96
 
 	// Eff is d·A·(s+B), computed in float32 in ggml's order (see Eff).
 	a, b    float32
@@ -66,6 +72,7 @@ var formats = [...]Format{
 	{Type: quant.IQ3_S, Block: 256, Sub: 32, Bytes: 110, SMax: 15, a: 2, b: 0.5, neutral: 0, unit: 1, maxV: 15},
 	{Type: quant.IQ4_XS, Block: 256, Sub: 32, Bytes: 136, SMax: 63, a: 1, b: -32, neutral: 33, unit: 1, maxV: 127},
 	{Type: quant.IQ4_NL, Block: 32, Sub: 32, Bytes: 18, SMax: 0, a: 1, b: 0, neutral: 0, unit: 1, maxV: 127},
+	{Type: quant.E8_IQ3, Block: 256, Sub: 32, Bytes: 98, SMax: 15, DOff: 96, a: 0.25, b: 0.5, neutral: 0, unit: 0.125, maxV: 62},
 }
 
 // MaxSubs is the largest number of sub-blocks per block (IQ2_XS, IQ2_S).
@@ -102,10 +109,10 @@ func (f *Format) Subs() int {
 func (f *Format) MaxV() int { return f.maxV }
 
 // D returns the fp16 bits of the block's scale d.
-func (f *Format) D(blk []byte) uint16 { return binary.LittleEndian.Uint16(blk[:f.Bytes]) }
+func (f *Format) D(blk []byte) uint16 { return binary.LittleEndian.Uint16(blk[:f.Bytes][f.DOff:]) }
 
 // SetD writes the fp16 bits of d into the block.
-func (f *Format) SetD(blk []byte, d uint16) { binary.LittleEndian.PutUint16(blk[:f.Bytes], d) }
+func (f *Format) SetD(blk []byte, d uint16) { binary.LittleEndian.PutUint16(blk[:f.Bytes][f.DOff:], d) }
 
 // S reads the block's sub-block scales into s[:f.Subs()].
 func (f *Format) S(blk []byte, s []uint8) {
@@ -118,6 +125,10 @@ func (f *Format) S(blk []byte, s []uint8) {
 	case quant.IQ3_XXS:
 		for ib := range 8 {
 			s[ib] = blk[66+4*ib+3] >> 4
+		}
+	case quant.E8_IQ3:
+		for ib := range 8 {
+			s[ib] = blk[64+4*ib+3] >> 4
 		}
 	case quant.IQ2_XS:
 		nibbles(s[:16], blk[66:74])
@@ -152,6 +163,11 @@ func (f *Format) SetS(blk []byte, s []uint8) error {
 	case quant.IQ3_XXS:
 		for ib := range 8 {
 			p := &blk[66+4*ib+3]
+			*p = *p&0x0f | s[ib]<<4
+		}
+	case quant.E8_IQ3:
+		for ib := range 8 {
+			p := &blk[64+4*ib+3]
 			*p = *p&0x0f | s[ib]<<4
 		}
 	case quant.IQ2_XS:
