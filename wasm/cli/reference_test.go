@@ -154,3 +154,12 @@ func TestGreedyMatchesLlamaCpp(t *testing.T) {
 	}
 	t.Logf("%d of %d supported cases match llama.cpp token for token; the rest diverge only at near-ties", full, total)
 }
+
+func runCLIStdin(t *testing.T, args []string, stdin string) (string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(args, strings.NewReader(stdin), &out, &errb); code != 0 {
+		t.Fatalf("picolm %q: exit %d: %s", args, code, errb.String())
+	}
+	return out.String(), errb.String()
+}

@@ -129,12 +129,3 @@ func TestWASIEmbeddedModelAndStdin(t *testing.T) {
 		t.Errorf("stderr does not name the embedded model: %s", stderr)
 	}
 }
-
-func runCLIStdin(t *testing.T, args []string, stdin string) (string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	if code := run(args, strings.NewReader(stdin), &out, &errb); code != 0 {
-		t.Fatalf("picolm %q: exit %d: %s", args, code, errb.String())
-	}
-	return out.String(), errb.String()
-}
