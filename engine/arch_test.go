@@ -5,13 +5,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/picolm/picolm-wasm/engine/quantize"
 	"github.com/picolm/picolm-wasm/engine/synth"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/quant"
 )
 
 // archRef is one line of testdata/arch-refs.jsonl: llama.cpp's greedy
@@ -139,4 +144,105 @@ func writeArchModel(t *testing.T, dir string, r archRef) *Model {
 		t.Fatalf("%s: %v", r.Model, err)
 	}
 	return m
+}
+
+// TestArchRefused: what the engine cannot run is refused with an error that
+// names it, never run wrong.
+func TestArchRefused(t *testing.T) {
+	v, err := gguf.Open(filepath.Join(testdata, "ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	shape := synth.Shape{Embd: 32, Layers: 1, Heads: 2, KVHeads: 1, FF: 64, Context: 64}
+	ft, err := quantize.ParseFileType("F32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		arch   synth.Arch
+		edit   func(kv []gguf.KeyValue, p *quantize.Plan) []gguf.KeyValue
+		target error
+		text   string
+	}{
+		{"unknown architecture", synth.Arch{}, func(kv []gguf.KeyValue, p *quantize.Plan) []gguf.KeyValue {
+			return setKV(kv, "general.architecture", gguf.String("gpt2"))
+		}, ErrArch, `"gpt2"`},
+		{"mixture of experts", synth.Arch{}, func(kv []gguf.KeyValue, p *quantize.Plan) []gguf.KeyValue {
+			return setKV(kv, "llama.expert_count", gguf.Uint32(8))
+		}, ErrArch, "mixture-of-experts"},
+		{"yarn", synth.Arch{Name: "qwen2", QKVBias: true}, func(kv []gguf.KeyValue, p *quantize.Plan) []gguf.KeyValue {
+			return setKV(kv, "qwen2.rope.scaling.type", gguf.String("yarn"))
+		}, ErrHyperparam, `"yarn"`},
+		{"qwen2 without biases", synth.Arch{Name: "qwen2"}, nil, ErrMissing, "blk.0.attn_q.bias"},
+		{"an FFN bias", synth.Arch{}, func(kv []gguf.KeyValue, p *quantize.Plan) []gguf.KeyValue {
+			p.Tensors = append(p.Tensors, quantize.Tensor{Name: "blk.0.ffn_up.bias", Dims: []uint64{64}, Type: quant.F32,
+				Rows: func(dst []float32, _ int) error { clear(dst); return nil }})
+			p.Types = append(p.Types, quant.F32)
+			return kv
+		}, ErrTensor, "blk.0.ffn_up.bias"},
+		{"phi3 LongRoPE", synth.Arch{Name: "phi3", FusedQKV: true, FusedFFN: true}, func(kv []gguf.KeyValue, p *quantize.Plan) []gguf.KeyValue {
+			p.Tensors = append(p.Tensors, quantize.Tensor{Name: "rope_factors_long.weight", Dims: []uint64{8}, Type: quant.F32,
+				Rows: func(dst []float32, _ int) error { clear(dst); return nil }})
+			p.Types = append(p.Types, quant.F32)
+			return kv
+		}, ErrTensor, "rope_factors_long.weight"},
+	} {
+		m := synth.ArchModel{Model: synth.Model{Shape: shape, Seed: 1, Vocab: v}, Arch: c.arch}
+		p, kv, err := m.Plan(ft, quantize.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.edit != nil {
+			kv = c.edit(kv, p)
+		}
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if _, err := quantize.WriteFile(path, kv, p, quantize.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Load(f)
+		f.Close()
+		if !errors.Is(err, c.target) || !strings.Contains(fmt.Sprint(err), c.text) {
+			t.Errorf("%s: Load: %v, want %v naming %s", c.name, err, c.target, c.text)
+		}
+	}
+}
+
+// setKV sets key to v, appending it if it is not there.
+func setKV(kv []gguf.KeyValue, key string, v gguf.Value) []gguf.KeyValue {
+	for i := range kv {
+		if kv[i].Key == key {
+			kv[i].Value = v
+			return kv
+		}
+	}
+	return append(kv, gguf.KeyValue{Key: key, Value: v})
+}
+
+// TestRopeTablesScaling: a frequency factor f (rope_freqs) and a linear
+// scale 1/f both turn position p·f's angles into position p's.
+func TestRopeTablesScaling(t *testing.T) {
+	const ctx, dim = 16, 8
+	cos, sin := ropeTables(ctx, dim, 10000, 1, nil)
+	lcos, lsin := ropeTables(ctx, dim, 10000, 0.5, nil)
+	fcos, fsin := ropeTables(ctx, dim, 10000, 1, []float32{1, 2, 4, 2})
+	for p := 0; p < ctx/4; p++ {
+		for i := 0; i < dim/2; i++ {
+			if lcos[2*p*dim/2+i] != cos[p*dim/2+i] || lsin[2*p*dim/2+i] != sin[p*dim/2+i] {
+				t.Errorf("linear 0.5: position %d pair %d differs from position %d", 2*p, i, p)
+			}
+		}
+		f := []int{1, 2, 4, 2}
+		for i := 0; i < dim/2; i++ {
+			q := p * f[i]
+			if fcos[q*dim/2+i] != cos[p*dim/2+i] || fsin[q*dim/2+i] != sin[p*dim/2+i] {
+				t.Errorf("factor %d: position %d pair %d differs from position %d", f[i], q, i, p)
+			}
+		}
+	}
 }
