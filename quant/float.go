@@ -53,7 +53,8 @@ func fromFloatF16(dst []byte, src []float32) {
 	}
 }
 
-func dotF16(n int, w, act []byte) float32 {
+// dotF16Ref is ggml_vec_dot_f16 without SIMD.
+func dotF16Ref(n int, w, act []byte) float32 {
 	w, act = w[:2*n], act[:2*n]
 	var sum float64
 	for i := 0; i < 2*n; i += 2 {

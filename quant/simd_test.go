@@ -134,3 +134,54 @@ func TestActivationTwinsRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatDotTwinsRandom checks the F16 dot (and F32, which has no SIMD
+// twin) against the float64 references: the SIMD twins sum in float32 lanes, so the bound is
+// n·2^-24·Σ|x·y| (natively the twins are the references themselves).
+func TestFloatDotTwinsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, typ := range []Type{F32, F16} {
+		tr := TraitsOf(typ)
+		ref := map[Type]func(int, []byte, []byte) float32{F32: dotF32, F16: dotF16Ref}[typ]
+		for range 300 {
+			n := 1 + rng.IntN(700)
+			x, y := make([]float32, n), make([]float32, n)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(8)-4)))
+				y[i] = float32(rng.NormFloat64())
+			}
+			w, act := make([]byte, n*tr.TypeSize), make([]byte, n*tr.TypeSize)
+			tr.FromFloat(w, x)
+			tr.FromFloat(act, y)
+			xd, yd := make([]float32, n), make([]float32, n)
+			tr.Dequantize(xd, w)
+			tr.Dequantize(yd, act)
+			var mag float64
+			for i := range xd {
+				mag += math.Abs(float64(xd[i]) * float64(yd[i]))
+			}
+			got, want := tr.Dot(n, w, act), ref(n, w, act)
+			if d := math.Abs(float64(got) - float64(want)); d > float64(n)*0x1p-24*mag {
+				t.Fatalf("%v n=%d: Dot %g, reference %g (Σ|xy| %g)", typ, n, got, want, mag)
+			}
+		}
+	}
+}
+
+// TestF16DotWidenAll checks the F16 dot's fp16 conversion on every bit
+// pattern (subnormals, infinities, NaNs): x = (h, 0, ..., 0) against
+// eight ones is h itself.
+func TestF16DotWidenAll(t *testing.T) {
+	const n = 8
+	w, act := make([]byte, 2*n), make([]byte, 2*n)
+	for i := range n {
+		binary.LittleEndian.PutUint16(act[2*i:], 0x3c00) // 1.0
+	}
+	for h := range 1 << 16 {
+		binary.LittleEndian.PutUint16(w, uint16(h))
+		got, want := dotF16(n, w, act), FP16ToFP32(uint16(h))
+		if got != want && !(got != got && want != want) {
+			t.Fatalf("fp16 %#04x: %g, want %g", h, got, want)
+		}
+	}
+}
