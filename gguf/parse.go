@@ -322,6 +322,13 @@ func Parse(b []byte) (*File, error) {
 		if tr == nil || tr.BlockSize <= 0 || tr.TypeSize <= 0 {
 			return nil, d.errf(atType, ErrTensorType, "type id %d", typ)
 		}
+		if key, own := quant.ExtensionKey(quant.Type(typ)); own {
+			// picoLM's own types use ids outside ggml's range; a file must name
+			// the extension too, so another tool's use of the id is not misread.
+			if _, ok := f.keys[key]; !ok {
+				return nil, d.errf(atType, ErrTensorType, "type id %d (%s) without the metadata key %s", typ, tr.Name, key)
+			}
+		}
 		if elems%uint64(tr.BlockSize) != 0 {
 			return nil, d.errf(atDims, ErrBlockSize, "dimensions %v: %d elements are not a whole number of %s blocks of %d",
 				dims, elems, tr.Name, tr.BlockSize)

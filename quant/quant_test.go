@@ -92,7 +92,7 @@ func TestF32(t *testing.T) {
 		x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
 	}
 	x[0] = float32(math.Inf(-1))
-	x[1] = -0.0
+	x[1] = float32(math.Copysign(0, -1))
 	wb := make([]byte, 4*len(x))
 	ab := make([]byte, 4*len(y))
 	tr.FromFloat(wb, x)

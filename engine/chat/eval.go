@@ -41,8 +41,6 @@ type state struct {
 	calls int
 }
 
-type renderErr struct{ msg string }
-
 // control flow signals
 var (
 	errBreak    = errors.New("break")

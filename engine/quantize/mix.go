@@ -43,6 +43,9 @@ var fileTypes = [...]FileType{
 	{"IQ4_XS", 30, quant.IQ4_XS},
 	{"TQ1_0", 36, quant.TQ1_0},
 	{"TQ2_0", 37, quant.TQ2_0},
+	// picoLM's own E8/IQ3 container (3.0625 bpw); the id is not llama.cpp's
+	// and the file carries quant.E8IQ3Key, so other tools refuse it loudly.
+	{"E8_IQ3", 1001, quant.E8_IQ3},
 }
 
 // The llama_ftype ids the mix rules test.
@@ -375,7 +378,7 @@ func (m *mixer) fallback(name string, dims []uint64, typ quant.Type) quant.Type 
 		return typ
 	}
 	switch typ {
-	case quant.IQ1_S, quant.IQ1_M, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ4_XS:
+	case quant.IQ1_S, quant.IQ1_M, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ4_XS, quant.E8_IQ3:
 		typ = quant.IQ4_NL
 	case quant.Q2_K, quant.Q3_K, quant.TQ1_0, quant.TQ2_0:
 		typ = quant.Q4_0

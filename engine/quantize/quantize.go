@@ -191,10 +191,13 @@ func Metadata(kv []gguf.KeyValue, ft FileType) []gguf.KeyValue {
 	out := make([]gguf.KeyValue, 0, len(kv)+2)
 	for _, e := range kv {
 		switch e.Key {
-		case "general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count":
+		case "general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count", quant.E8IQ3Key:
 			continue
 		}
 		out = append(out, e)
+	}
+	if key, own := quant.ExtensionKey(ft.Default); own {
+		out = append(out, gguf.KeyValue{Key: key, Value: gguf.Uint32(quant.E8IQ3Version)})
 	}
 	return append(out,
 		gguf.KeyValue{Key: "general.quantization_version", Value: gguf.Uint32(2)},
