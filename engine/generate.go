@@ -64,12 +64,9 @@ func (s *Session) Generate(prompt []int, o GenerateOptions, emit Emit) (Stats, e
 	st.CachedTokens = keep
 
 	t0 := time.Now()
-	var logits []float32
-	var err error
-	for _, tok := range prompt[keep:] {
-		if logits, err = s.Forward(tok); err != nil {
-			return st, err
-		}
+	logits, err := s.Prefill(prompt[keep:])
+	if err != nil {
+		return st, err
 	}
 	st.Prefill = time.Since(t0)
 

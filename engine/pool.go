@@ -10,16 +10,23 @@ type pool struct {
 	wg      sync.WaitGroup
 }
 
-// job is one range of rows of out = W·act.
+// job is one range of rows of out = W·act, or of outs[b] = W·acts[b] for
+// every b (a batch, see Session.Prefill).
 type job struct {
 	out    []float32
 	w      *matrix
 	act    []byte
 	lo, hi int
+	outs   [][]float32 // a batch: out and act are unused
+	acts   [][]byte
 }
 
 func (j *job) run() {
 	w := j.w
+	if j.outs != nil {
+		j.runBatch()
+		return
+	}
 	for r := j.lo; r < j.hi; r++ {
 		j.out[r] = w.tr.Dot(w.cols, w.row(r), j.act)
 	}
@@ -51,16 +58,16 @@ func (p *pool) matvec(out []float32, w *matrix, act []byte) {
 		n = max(1, w.rows/minRowsPerThread)
 	}
 	if n <= 1 {
-		j := job{out, w, act, 0, w.rows}
+		j := job{out: out, w: w, act: act, lo: 0, hi: w.rows}
 		j.run()
 		return
 	}
 	chunk := (w.rows + n - 1) / n
 	p.wg.Add(n - 1)
 	for i := 1; i < n; i++ {
-		p.jobs <- job{out, w, act, i * chunk, min((i+1)*chunk, w.rows)}
+		p.jobs <- job{out: out, w: w, act: act, lo: i * chunk, hi: min((i+1)*chunk, w.rows)}
 	}
-	j := job{out, w, act, 0, chunk}
+	j := job{out: out, w: w, act: act, lo: 0, hi: chunk}
 	j.run()
 	p.wg.Wait()
 }

@@ -57,6 +57,8 @@ type Session struct {
 	rope func(x []float32, headDim int, cos, sin []float32)
 
 	pool *pool
+
+	batch *batch // Prefill's buffers, made by its first call
 }
 
 // NewSession allocates a session's state for m.
