@@ -1,0 +1,46 @@
+// Browser runner of scripts/bench: serves the repo (build/serve, with COOP/COEP)
+// with the model directory and wllama mounted, opens scripts/bench/page.html in
+// headless Chromium and runs one generation; prints one JSON line.
+//   node browser.mjs picolm|wllama MODEL_DIR MODEL_FILE PROMPT GEN THREADS
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const [engine, modelDir, modelFile, prompt, gen, threads] = process.argv.slice(2);
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const require = createRequire(join(root, "package.json"));
+const { chromium } = require("playwright-core");
+const wllamaDir = join(process.env.BENCH_NPM || "", "node_modules", "@wllama", "wllama", "esm");
+
+const server = spawn(join(root, "build", "serve"), ["-addr", "127.0.0.1:0", "-root", root,
+  "-mount", `/bench-models/=${modelDir}`, "-mount", `/wllama/=${wllamaDir}`], { stdio: ["ignore", "pipe", "inherit"] });
+const url = await new Promise((resolve, reject) => {
+  let out = "";
+  server.stdout.on("data", (d) => { out += d; const m = out.match(/http:\/\/[^\s]+/); if (m) resolve(m[0].replace(/\/$/, "")); });
+  server.on("exit", (c) => reject(new Error("server exited " + c)));
+});
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium", headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--enable-precise-memory-info"],
+});
+let code = 0;
+try {
+  const page = await browser.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+  await page.goto(url + "/scripts/bench/page.html");
+  await page.waitForFunction(() => window.benchReady, null, { timeout: 30000 });
+  const model = url + "/bench-models/" + modelFile;
+  const fn = engine === "wllama" ? "benchWllama" : "benchPicoLM";
+  const res = await page.evaluate(([fn, model, prompt, gen, threads]) => window[fn](model, prompt, gen, threads),
+    [fn, model, prompt, Number(gen), Number(threads)]);
+  console.log(JSON.stringify(res));
+} catch (e) {
+  console.error(e.message);
+  code = 1;
+} finally {
+  await browser.close();
+  server.kill();
+}
+process.exit(code);

@@ -1,0 +1,378 @@
+// Command bench measures picolm against llama.cpp (node-llama-cpp) and wllama
+// on TinyLlama-1.1B-shaped random-weight models. It is a program, never a
+// timed test:
+//
+//	go run ./scripts/bench                      # everything, writes bench/RESULTS.md
+//	go run ./scripts/bench -types Q4_K_M -gen 32 -only native-1,wasip1-node,llamacpp-1
+//
+// It generates the models with scripts/synth (cached in -cache between runs),
+// builds the native CLI, the wasip1 CLI and the browser runtime with
+// GOEXPERIMENT=simd, installs node-llama-cpp and @wllama/wllama (pinned) into
+// the cache with npm, checks that llama.cpp loads the generated files, then
+// runs every runner on every model, alternating, on the same 64-token prompt
+// (greedy, -gen generated tokens):
+//
+//	native-1, native-2      our CLI, 1 and 2 threads
+//	wasip1-node             our wasip1 build (SIMD128) under Node's WASI
+//	browser-picolm          our engine in headless Chromium through web/picolm.js
+//	llamacpp-1, llamacpp-2  node-llama-cpp, CPU only
+//	wllama-1, wllama-2      @wllama/wllama in the same Chromium (2 threads: COOP/COEP)
+//
+// It prints a table of prefill and decode tok/s, time to first token and
+// peak memory, with each of ours as a ratio to each peer, and writes it with
+// the date, CPU model, load averages and versions to -out.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/picolm/picolm-wasm/engine/tokenizer"
+	"github.com/picolm/picolm-wasm/gguf"
+)
+
+const (
+	nodeLlamaCpp = "node-llama-cpp@3.21.1"
+	wllama       = "@wllama/wllama@3.13.0"
+	promptText   = "Once upon a time, in a small village at the edge of a great forest, there lived a curious girl named Lily. " +
+		"Every morning she walked to the river with her old dog, Max, to watch the boats go by and to listen to the birds. " +
+		"One day she found a strange wooden box half buried in the sand, with a golden key tied to its lid and a note that said"
+)
+
+type result struct {
+	Runner, Type string
+	TTFTMs       float64 `json:"ttftMs"`
+	PrefillTokS  float64 `json:"prefillTokS"`
+	DecodeTokS   float64 `json:"decodeTokS"`
+	PeakMB       float64
+	Load         [2]float64 // load average before and after
+	Err          string
+}
+
+func main() {
+	home, _ := os.UserCacheDir()
+	var (
+		cache   = flag.String("cache", filepath.Join(home, "picolm-bench"), "`DIR` for the models, builds and npm packages")
+		types   = flag.String("types", "Q4_K_M,Q4_0,Q8_0", "model file types")
+		only    = flag.String("only", "", "comma-separated runners (default: all)")
+		gen     = flag.Int("gen", 128, "tokens to generate")
+		plen    = flag.Int("prompt", 64, "prompt tokens (BOS included)")
+		out     = flag.String("out", "bench/RESULTS.md", "results `FILE` (empty: none)")
+		reps    = flag.Int("reps", 1, "runs of each runner on each model (alternating); the best counts")
+		timeout = flag.Duration("timeout", 10*time.Minute, "limit of one run")
+	)
+	flag.Parse()
+	root, err := repoRoot()
+	check(err)
+	check(os.MkdirAll(*cache, 0o755))
+	start := time.Now()
+
+	runners := []string{"native-1", "native-2", "wasip1-node", "browser-picolm", "llamacpp-1", "llamacpp-2", "wllama-1", "wllama-2"}
+	if *only != "" {
+		runners = strings.Split(*only, ",")
+	}
+	need := func(prefix string) bool {
+		for _, r := range runners {
+			if strings.HasPrefix(r, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Builds.
+	env := append(os.Environ(), "GOTOOLCHAIN=go1.27.3", "GOEXPERIMENT=simd")
+	native := filepath.Join(*cache, "picolm")
+	wasip1 := filepath.Join(*cache, "picolm.wasm")
+	step("build the native and wasip1 CLIs (GOEXPERIMENT=simd)")
+	check(run(root, env, "go", "build", "-o", native, "./wasm/cli"))
+	check(run(root, append(env, "GOOS=wasip1", "GOARCH=wasm"), "go", "build", "-o", wasip1, "./wasm/cli"))
+	if need("browser") || need("wllama") {
+		step("build the browser runtime")
+		check(run(root, env, "bash", "scripts/serve.sh", "--build-only"))
+	}
+	npmDir := filepath.Join(*cache, "npm")
+	if need("llamacpp") || need("wllama") {
+		if _, err := os.Stat(filepath.Join(npmDir, "node_modules", "node-llama-cpp", "package.json")); err != nil {
+			step("npm install " + nodeLlamaCpp + " " + wllama)
+			check(os.MkdirAll(npmDir, 0o755))
+			check(os.WriteFile(filepath.Join(npmDir, "package.json"), []byte(`{"private":true}`), 0o644))
+			check(run(npmDir, nil, "npm", "install", "--no-audit", "--no-fund", nodeLlamaCpp, wllama))
+		}
+	}
+
+	// Models.
+	models := map[string]string{}
+	for _, t := range strings.Split(*types, ",") {
+		path := filepath.Join(*cache, "tinyllama-"+strings.ToLower(t)+".gguf")
+		if _, err := os.Stat(path); err != nil {
+			step("generate the TinyLlama-shaped " + t + " model (cached)")
+			check(run(root, env[:len(env)-1], "go", "run", "./scripts/synth", "-q", "-type", t, "-o", path))
+		}
+		models[t] = path
+	}
+
+	// The prompt: the first plen-1 tokens of promptText after BOS.
+	ids, text := prompt(filepath.Join(root, "..", "shared", "testdata", "ggml-vocab-llama-spm.gguf"), *plen)
+	idsJSON, _ := json.Marshal(ids)
+
+	if need("llamacpp") {
+		step("check that llama.cpp loads the generated files")
+		for _, t := range sortedKeys(models) {
+			r := runOne("llamacpp-1", t, models[t], root, native, wasip1, npmDir, string(idsJSON), text, 2, *timeout)
+			if r.Err != "" {
+				fmt.Fprintf(os.Stderr, "bench: llama.cpp cannot run %s: %s\n", models[t], r.Err)
+				os.Exit(1)
+			}
+		}
+	}
+
+	var results []result
+	for rep := 0; rep < *reps; rep++ {
+		for _, t := range sortedKeys(models) {
+			for _, rn := range runners {
+				step(fmt.Sprintf("%s on %s (run %d)", rn, t, rep+1))
+				r := runOne(rn, t, models[t], root, native, wasip1, npmDir, string(idsJSON), text, *gen, *timeout)
+				fmt.Printf("   prefill %.1f tok/s, decode %.2f tok/s, TTFT %.0f ms, peak %.0f MB, load %.2f→%.2f %s\n",
+					r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err)
+				results = append(results, r)
+			}
+		}
+	}
+	report := table(best(results), runners, sortedKeys(models), *gen, len(ids), time.Since(start))
+	fmt.Println()
+	fmt.Print(report)
+	if *out != "" {
+		check(os.MkdirAll(filepath.Dir(filepath.Join(root, *out)), 0o755))
+		check(os.WriteFile(filepath.Join(root, *out), []byte(report), 0o644))
+		fmt.Println("wrote", *out)
+	}
+}
+
+var statsRE = regexp.MustCompile(`prefill (\d+) tokens in ([\d.]+) ms \(([\d.]+) tok/s\); generated (\d+) tokens in ([\d.]+) ms \(([\d.]+) tok/s\)`)
+
+// runOne runs one runner on one model.
+func runOne(runner, typ, model, root, native, wasip1, npmDir, idsJSON, text string, gen int, timeout time.Duration) result {
+	r := result{Runner: runner, Type: typ}
+	r.Load[0] = loadavg()
+	r = runCmd(r, root, native, wasip1, npmDir, model, idsJSON, text, gen, timeout)
+	r.Load[1] = loadavg()
+	return r
+}
+
+func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string, gen int, timeout time.Duration) result {
+	runner := r.Runner
+	name, threads, _ := strings.Cut(runner, "-")
+	var cmd *exec.Cmd
+	switch name {
+	case "native":
+		cmd = exec.Command(native, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-j", threads, "-c", "2048")
+	case "wasip1":
+		cmd = exec.Command("node", "--no-warnings", filepath.Join(root, "scripts/bench/wasi.mjs"), wasip1, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-c", "2048")
+	case "browser":
+		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "picolm", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), "1")
+	case "llamacpp":
+		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/llamacpp.mjs"), model, threads, idsJSON, strconv.Itoa(gen))
+	case "wllama":
+		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "wllama", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), threads)
+	default:
+		r.Err = "unknown runner"
+		return r
+	}
+	cmd.Env = append(os.Environ(), "BENCH_NPM="+npmDir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	check(cmd.Start())
+	timer := time.AfterFunc(timeout, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.PeakMB = float64(ru.Maxrss) / 1024 // of the largest descendant (Chromium's: the renderer)
+	}
+	if err != nil && name != "wasip1" { // Node's WASI may crash at exit after a complete run
+		r.Err = fmt.Sprintf("%v: %s", err, lastLine(stderr.String()))
+		return r
+	}
+	switch name {
+	case "native", "wasip1":
+		m := statsRE.FindStringSubmatch(stderr.String())
+		if m == nil {
+			r.Err = "no stats line: " + lastLine(stderr.String())
+			return r
+		}
+		r.TTFTMs, _ = strconv.ParseFloat(m[2], 64)
+		r.PrefillTokS, _ = strconv.ParseFloat(m[3], 64)
+		r.DecodeTokS, _ = strconv.ParseFloat(m[6], 64)
+	default:
+		if err := json.Unmarshal([]byte(lastLine(stdout.String())), &r); err != nil {
+			r.Err = fmt.Sprintf("bad output %q: %s", lastLine(stdout.String()), lastLine(stderr.String()))
+		}
+	}
+	return r
+}
+
+// prompt returns BOS and the first n-1 tokens of promptText, and their text.
+func prompt(vocab string, n int) ([]int, string) {
+	f, err := gguf.Open(vocab)
+	check(err)
+	defer f.Close()
+	tk, err := tokenizer.FromGGUF(f)
+	check(err)
+	ids := tk.Encode(promptText, true)
+	if len(ids) < n {
+		check(fmt.Errorf("the prompt text has only %d tokens", len(ids)))
+	}
+	ids = ids[:n]
+	return ids, strings.TrimPrefix(tk.Decode(ids[1:]), " ")
+}
+
+// best keeps the fastest decode of each runner and model.
+func best(rs []result) map[[2]string]result {
+	m := map[[2]string]result{}
+	for _, r := range rs {
+		k := [2]string{r.Runner, r.Type}
+		if old, ok := m[k]; !ok || old.Err != "" || (r.Err == "" && r.DecodeTokS > old.DecodeTokS) {
+			m[k] = r
+		}
+	}
+	return m
+}
+
+// ours maps each of our runners to the peers it is compared with.
+var ours = map[string][]string{
+	"native-1":       {"llamacpp-1"},
+	"native-2":       {"llamacpp-2"},
+	"wasip1-node":    {"wllama-1", "wllama-2"},
+	"browser-picolm": {"wllama-1", "wllama-2"},
+}
+
+func table(res map[[2]string]result, runners, types []string, gen, plen int, took time.Duration) string {
+	var b strings.Builder
+	host, _ := os.Hostname()
+	fmt.Fprintf(&b, "# Benchmark results\n\n%s on %s (%s, %d CPUs), %s; %s, Node %s.\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), cpuModel(), host, runtime.NumCPU(), kernel(), goVersion(), nodeVersion())
+	fmt.Fprintf(&b, "TinyLlama-1.1B-shaped random-weight models (scripts/synth), a %d-token prompt, %d greedy tokens; peers: %s, %s (in headless Chromium %s).\n",
+		plen, gen, nodeLlamaCpp, wllama, chromiumVersion())
+	fmt.Fprintf(&b, "The machine is shared: the load average before→after each run is listed; runs took %s in all.\n\n", took.Round(time.Second))
+	fmt.Fprintf(&b, "| runner | model | prefill tok/s | decode tok/s | TTFT ms | peak MB | load | note |\n|---|---|--:|--:|--:|--:|---|---|\n")
+	for _, t := range types {
+		for _, rn := range runners {
+			r, ok := res[[2]string{rn, t}]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.1f | %.2f | %.0f | %.0f | %.1f→%.1f | %s |\n", rn, t, r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err)
+		}
+	}
+	fmt.Fprintf(&b, "\nRatios (ours / peer; decode, prefill):\n\n| ours | peer | model | decode | prefill |\n|---|---|---|--:|--:|\n")
+	for _, t := range types {
+		for _, o := range sortedKeys(ours) {
+			r, ok := res[[2]string{o, t}]
+			if !ok || r.Err != "" {
+				continue
+			}
+			for _, p := range ours[o] {
+				q, ok := res[[2]string{p, t}]
+				if !ok || q.Err != "" || q.DecodeTokS == 0 || q.PrefillTokS == 0 {
+					continue
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %.2f× | %.2f× |\n", o, p, t, r.DecodeTokS/q.DecodeTokS, r.PrefillTokS/q.PrefillTokS)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\nPeak MB is the peak resident memory of the runner's process (for Chromium, of its largest process).\n")
+	return b.String()
+}
+
+func step(s string) { fmt.Printf("== %s\n", s) }
+
+func run(dir string, env []string, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
+	if env != nil {
+		cmd.Env = env
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	for err == nil {
+		if _, e := os.Stat(filepath.Join(dir, "go.mod")); e == nil {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", errors.New("run inside the repository")
+		}
+		dir = filepath.Dir(dir)
+	}
+	return "", err
+}
+
+func loadavg() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
+	return f
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func output(name string, args ...string) string {
+	b, _ := exec.Command(name, args...).Output()
+	return strings.TrimSpace(string(b))
+}
+
+func kernel() string      { return "Linux " + output("uname", "-r") }
+func goVersion() string   { return output("go", "version") }
+func nodeVersion() string { return output("node", "--version") }
+func chromiumVersion() string {
+	return strings.TrimPrefix(output("/usr/bin/chromium", "--version"), "Chromium ")
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
