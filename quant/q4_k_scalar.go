@@ -1,4 +1,4 @@
-//go:build !(goexperiment.simd && wasm)
+//go:build !(goexperiment.simd && (wasm || amd64))
 
 package quant
 
