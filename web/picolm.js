@@ -67,6 +67,7 @@ class Engine {
     if (!p) return;
     switch (msg.type) {
       case "token":
+      case "progress":
         if (p.onToken) p.onToken(msg);
         return;
       case "error":
@@ -110,23 +111,11 @@ async function openCache() {
 
 function cacheKey(url) { return new URL(url, location.href).href; }
 
-// source describes where bytes come from: {name, size, chunks: async iterator of Uint8Array, fromCache}.
+// openSource starts a download that is streamed into the worker (used when
+// the Cache API is unavailable): {name, size, chunks}.
 async function openSource(src, opts) {
-  if (src instanceof Blob) {
-    const name = src.name || "model.gguf";
-    if (src.size > maxModelBytes) throw tooLarge(name, src.size);
-    return { name, size: src.size, chunks: src.stream(), fromCache: false };
-  }
   const url = cacheKey(String(src));
   const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
-  const cache = opts.cache === false ? null : await openCache();
-  if (cache) {
-    const hit = await cache.match(url);
-    if (hit) {
-      const size = Number(hit.headers.get("content-length"));
-      return { name, size, chunks: hit.body, fromCache: true, url };
-    }
-  }
   const ctl = new AbortController();
   if (opts.signal) opts.signal.addEventListener("abort", () => ctl.abort(), { once: true });
   let resp;
@@ -143,21 +132,67 @@ async function openSource(src, opts) {
     // allocate it (this costs a second copy while loading).
     const blob = await resp.blob();
     size = blob.size;
-    resp = new Response(blob, { headers: { "content-length": String(size) } });
+    resp = new Response(blob);
   }
   if (size > maxModelBytes) {
     ctl.abort();
     throw tooLarge(name, size);
   }
-  let body = resp.body;
-  let stored = null;
-  if (cache) {
-    const [a, b] = body.tee();
-    body = a;
-    const headers = { "content-length": String(size), "content-type": "application/octet-stream", "x-picolm-cached": new Date().toISOString() };
-    stored = cache.put(url, new Response(b, { headers })).catch(() => cache.delete(url));
+  return { name, size, chunks: resp.body, fromCache: false };
+}
+
+// download stores url in the cache, reporting progress; the body streams to
+// the cache's disk storage without being held in memory. It returns false
+// when the cache cannot hold it (quota, private windows).
+async function download(cache, url, name, opts) {
+  const ctl = new AbortController();
+  if (opts.signal) opts.signal.addEventListener("abort", () => ctl.abort(), { once: true });
+  let resp;
+  try {
+    resp = await fetch(url, { signal: ctl.signal });
+  } catch (e) {
+    throw new PicoLMError(`could not fetch ${url}: ${e.message}`);
   }
-  return { name, size, chunks: body, fromCache: false, url, stored, cache };
+  if (!resp.ok) throw new PicoLMError(`could not fetch ${url}: HTTP ${resp.status} ${resp.statusText}`);
+  const size = Number(resp.headers.get("content-length")) || 0;
+  if (size > maxModelBytes) {
+    ctl.abort();
+    throw tooLarge(name, size);
+  }
+  const started = performance.now();
+  let loaded = 0;
+  const counted = resp.body.pipeThrough(new TransformStream({
+    transform(chunk, out) {
+      loaded += chunk.byteLength;
+      if (loaded > maxModelBytes) throw tooLarge(name, loaded);
+      if (opts.onProgress) {
+        const secs = (performance.now() - started) / 1000;
+        opts.onProgress({ loaded, total: size || loaded, fraction: size ? loaded / size : 0, bytesPerSec: secs > 0 ? loaded / secs : 0, fromCache: false, name });
+      }
+      out.enqueue(chunk);
+    },
+  }));
+  const headers = { "content-type": "application/octet-stream", "x-picolm-cached": new Date().toISOString() };
+  try {
+    await cache.put(url, new Response(counted, { headers }));
+    return true;
+  } catch (e) {
+    await cache.delete(url).catch(() => {});
+    if (e instanceof PicoLMError || (opts.signal && opts.signal.aborted)) throw e;
+    return false; // the cache refused it (quota): the caller streams instead
+  }
+}
+
+// loadBlob hands a Blob to the worker, which reads it in slices.
+async function loadBlob(engine, blob, name, fromCache, opts) {
+  if (blob.size > maxModelBytes) throw tooLarge(name, blob.size);
+  const started = performance.now();
+  const onMsg = (m) => {
+    if (!opts.onProgress) return;
+    const secs = (performance.now() - started) / 1000;
+    opts.onProgress({ loaded: m.loaded, total: blob.size, fraction: blob.size ? m.loaded / blob.size : 1, bytesPerSec: secs > 0 ? m.loaded / secs : 0, fromCache, name });
+  };
+  return engine.request({ type: "blob", name, blob }, [], onMsg);
 }
 
 async function* iterate(stream) {
@@ -186,15 +221,25 @@ async function stream(engine, s, opts) {
   };
   progress();
   const CHUNK = 8 << 20;
+  const WINDOW = 16 << 20; // bytes in flight to the worker before waiting for it
+  let inflight = 0;
   for await (let chunk of iterate(s.chunks)) {
     if (opts.signal && opts.signal.aborted) throw new PicoLMError("loading was cancelled");
     for (let off = 0; off < chunk.byteLength; off += CHUNK) {
-      // A copy of the piece (at most 8 MiB) is transferred; the original chunk is dropped after.
+      // A copy of the piece (at most 8 MiB) is transferred; the original
+      // chunk is dropped after.
       const piece = chunk.slice(off, Math.min(off + CHUNK, chunk.byteLength));
       engine.post({ type: "chunk", id: 0, data: piece.buffer }, [piece.buffer]);
       loaded += piece.byteLength;
+      inflight += piece.byteLength;
     }
     chunk = null;
+    if (inflight >= WINDOW) {
+      // Backpressure: the worker answers once it has copied everything sent
+      // so far, so at most WINDOW bytes wait in transit.
+      await engine.request({ type: "sync" });
+      inflight = 0;
+    }
     progress();
   }
   const r = await engine.request({ type: "end" });
@@ -251,17 +296,29 @@ export class PicoLM {
       if (source.byteLength > maxModelBytes) throw tooLarge(name, source.byteLength);
       return engine.request({ type: "load", name, bytes: source }, [source]);
     }
-    const s = await openSource(source, opts);
+    if (source instanceof Blob) return loadBlob(engine, source, source.name || "model.gguf", false, opts);
+    const url = cacheKey(String(source));
+    const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
+    const cache = opts.cache === false ? null : await openCache();
+    if (!cache) {
+      // No Cache API (not a secure context, or turned off): stream the
+      // download into the worker.
+      const s = await openSource(source, opts);
+      return stream(engine, s, opts);
+    }
+    let hit = await cache.match(url);
+    const fromCache = !!hit;
+    if (!hit) {
+      if (!(await download(cache, url, name, opts))) return stream(engine, await openSource(source, opts), opts);
+      hit = await cache.match(url);
+      if (!hit) throw new PicoLMError(`could not store ${url} in the browser's cache`);
+    }
     try {
-      const loaded = await stream(engine, s, opts);
-      if (s.stored) await s.stored;
-      return loaded;
+      // A blob of a cache entry is a handle to the stored bytes: the worker
+      // reads it in slices straight into the engine's memory.
+      return await loadBlob(engine, await hit.blob(), name, fromCache, opts);
     } catch (e) {
-      if (s.stored) await s.stored.catch(() => {});
-      if (s.url) {
-        const cache = await openCache(); // do not keep a file the engine refused
-        if (cache) await cache.delete(s.url).catch(() => {});
-      }
+      await cache.delete(url).catch(() => {}); // do not keep a file the engine refused
       throw e;
     }
   }
@@ -342,7 +399,8 @@ export class PicoLM {
     const out = [];
     for (const req of await cache.keys()) {
       const r = await cache.match(req);
-      out.push({ url: req.url, bytes: Number(r && r.headers.get("content-length")) || 0, cachedAt: r && r.headers.get("x-picolm-cached") });
+      const bytes = Number(r && r.headers.get("content-length")) || (r ? (await r.blob()).size : 0);
+      out.push({ url: req.url, bytes, cachedAt: r && r.headers.get("x-picolm-cached") });
     }
     return out;
   }

@@ -26,7 +26,7 @@ type ui struct {
 	model  js.Value // a PicoLM instance, or undefined
 	info   js.Value
 	busy   bool
-	runs   int // generations finished (body[data-runs], for tests and tools)
+	runs   int      // generations finished (body[data-runs], for tests and tools)
 	abort  js.Value // AbortController of the running generation
 	conv   app.Conversation
 	output *dom.HTMLDivElement

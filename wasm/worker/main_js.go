@@ -7,6 +7,8 @@
 //
 //	load     {builtin: true} or {name, bytes: ArrayBuffer (transferred)}
 //	begin    {name, size}            then chunk {data: ArrayBuffer}..., then end
+//	blob     {name, blob: Blob}      read by the worker in slices (progress {loaded} replies), then loaded
+//	sync     {}                      answered with ok once the messages before it are handled
 //	generate {prompt | messages, maxTokens, temperature, topP, topK, seed, json}
 //	stop     {}                      (the generation with this id ends after its current token)
 //	unload   {}
@@ -16,6 +18,7 @@
 package main
 
 import (
+	"errors"
 	"syscall/js"
 	"time"
 
@@ -59,6 +62,10 @@ func main() {
 	}))
 	b.post(map[string]any{"type": "ready", "maxModelBytes": float64(protocol.MaxModelBytes)}, nil)
 	for req := range b.queue {
+		if req.Get("type").String() == "blob" {
+			b.readBlob(req)
+			continue
+		}
 		b.generate(req)
 	}
 }
@@ -131,10 +138,12 @@ func (b *bridge) handle(msg js.Value) {
 		b.reply(id, "ok", nil)
 	case "chunk":
 		b.copyChunk(id, js.Global().Get("Uint8Array").New(msg.Get("data")))
+	case "sync": // every earlier message has been handled
+		b.reply(id, "ok", nil)
 	case "end":
 		info, err := b.w.Finish()
 		b.loaded(id, info, err)
-	case "generate":
+	case "generate", "blob":
 		b.queue <- msg
 	case "stop":
 		if id.Float() == b.running {
@@ -163,6 +172,56 @@ func (b *bridge) copyChunk(id, data js.Value) bool {
 		js.CopyBytesToGo(dst, data.Call("subarray", off, end))
 	}
 	return true
+}
+
+// readBlob loads a Blob (a File, or a cached download) by reading it in
+// slices straight into the Go buffer: nothing but one slice is ever held by
+// JS, and the page's heap is not involved.
+func (b *bridge) readBlob(msg js.Value) {
+	id, blob := msg.Get("id"), msg.Get("blob")
+	size := int64(blob.Get("size").Float())
+	if err := b.w.Begin(msg.Get("name").String(), size); err != nil {
+		b.fail(id, err)
+		return
+	}
+	const step = 8 << 20
+	for off := int64(0); off < size; off += step {
+		end := min(off+step, size)
+		ab, err := await(blob.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
+		if err != nil {
+			b.w.Unload()
+			b.fail(id, err)
+			return
+		}
+		if !b.copyChunk(id, js.Global().Get("Uint8Array").New(ab)) {
+			return
+		}
+		b.reply(id, "progress", map[string]any{"loaded": float64(end)})
+	}
+	info, err := b.w.Finish()
+	b.loaded(id, info, err)
+}
+
+// await waits for a promise from a goroutine (never from a js callback).
+func await(p js.Value) (js.Value, error) {
+	type result struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan result, 1)
+	ok := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		ch <- result{v: a[0]}
+		return nil
+	})
+	fail := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		ch <- result{err: errors.New(a[0].Call("toString").String())}
+		return nil
+	})
+	defer ok.Release()
+	defer fail.Release()
+	p.Call("then", ok, fail)
+	r := <-ch
+	return r.v, r.err
 }
 
 func (b *bridge) yield() {

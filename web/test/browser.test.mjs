@@ -45,7 +45,8 @@ async function generate(page, { prompt, maxTokens, temperature = 0, keyboard = f
     await page.click("#generate");
   }
   await page.waitForFunction((n) => Number(document.body.dataset.runs || 0) > n && document.body.dataset.state === "idle", runs, { timeout: 60000 });
-  return { text: await page.textContent("#output .gen").catch(() => null), stats: await page.textContent("#stats") };
+  const text = await page.evaluate(() => document.querySelector("#output .gen")?.textContent ?? null);
+  return { text, stats: await page.textContent("#stats") };
 }
 
 test("built-in model: greedy output is llama.cpp's, streamed token by token", async () => {
