@@ -42,6 +42,9 @@ GOBIN=$tools go install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
 WAZERO=$tools/wazero GOOS=wasip1 GOARCH=wasm go test -count=1 -timeout 20m \
   -exec="$PWD/scripts/wasip1-exec" ./quant/... ./gguf/... ./engine/
 
+step "browser: the UI, the worker and the JS API in headless Chromium"
+bash scripts/test-browser.sh
+
 step "Cloudflare Worker on workerd (end to end)"
 bash scripts/test-workers.sh
 
