@@ -9,6 +9,17 @@ export GOFLAGS=${GOFLAGS:-}
 
 step() { printf '\n== %s\n' "$*"; }
 
+step "dependencies (Go modules, npm packages, Debian chromium) when missing"
+go mod download
+if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/workerd ]; then
+  npm ci --no-audit --no-fund
+fi
+if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
 step "gofmt"
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$bad" ]; then echo "gofmt would change: $bad"; exit 1; fi
