@@ -1,3 +1,5 @@
+//go:build !wasm
+
 // Command bench measures picolm against llama.cpp (node-llama-cpp) and wllama
 // on TinyLlama-1.1B-shaped random-weight models. It is a program, never a
 // timed test:
