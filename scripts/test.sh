@@ -36,6 +36,8 @@ GOBIN=$tools go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 "$tools/staticcheck" ./...
 GOOS=js GOARCH=wasm "$tools/staticcheck" ./...
 GOOS=wasip1 GOARCH=wasm "$tools/staticcheck" ./...
+GOEXPERIMENT=simd "$tools/staticcheck" ./quant/... ./engine/...
+GOEXPERIMENT=simd GOOS=js GOARCH=wasm "$tools/staticcheck" ./quant/... ./engine/...
 
 step "builds: CLI for wasip1"
 GOOS=wasip1 GOARCH=wasm go build -o /dev/null ./wasm/cli
@@ -58,6 +60,10 @@ bash scripts/test-browser.sh
 
 step "Cloudflare Worker on workerd (end to end)"
 bash scripts/test-workers.sh
+
+step "SIMD kernels against their scalar twins: native AVX2, Node and wazero"
+GOEXPERIMENT=simd go test -count=1 ./quant/... ./engine/
+WAZERO=$tools/wazero bash scripts/test-simd.sh
 
 step "fuzz (short)"
 FUZZTIME=${FUZZTIME:-15s}
