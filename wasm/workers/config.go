@@ -10,6 +10,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -41,6 +42,10 @@ type settings struct {
 }
 
 const defaultModelMaxBytes = 80 << 20
+
+// errNoModel: a build without the embedded model (-tags nomodel, build.sh
+// --free) and no MODEL_URL or R2 binding configured.
+var errNoModel = errors.New("this build has no embedded model (build.sh --free, -tags nomodel): set MODEL_URL, or MODEL_R2_BUCKET and MODEL_R2_KEY")
 
 // readSettings parses the settings with get (a missing variable is "").
 func readSettings(get func(string) string) (settings, error) {

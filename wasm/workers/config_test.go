@@ -42,10 +42,6 @@ func TestVarsInStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capnp, err := os.ReadFile("config.capnp")
-	if err != nil {
-		t.Fatal(err)
-	}
 	vars := map[string]string{}
 	in := false
 	for _, line := range strings.Split(string(toml), "\n") {
@@ -58,16 +54,24 @@ func TestVarsInStep(t *testing.T) {
 			vars[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
 		}
 	}
-	bindings := map[string]string{}
-	for _, m := range regexp.MustCompile(`\(name = "([A-Z_]+)", text = "([^"]*)"\)`).FindAllStringSubmatch(string(capnp), -1) {
-		bindings[m[1]] = m[2]
-	}
-	if len(vars) == 0 || len(vars) != len(bindings) {
-		t.Fatalf("wrangler.toml vars %v, config.capnp bindings %v", vars, bindings)
-	}
-	for k, v := range vars {
-		if bindings[k] != v {
-			t.Errorf("%s: wrangler.toml %q, config.capnp %q", k, v, bindings[k])
+	// Both bundles' workerd configs (config-free.capnp adds MODEL_URL, a
+	// fromEnvironment binding, not text).
+	for _, name := range []string{"config.capnp", "config-free.capnp"} {
+		capnp, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bindings := map[string]string{}
+		for _, m := range regexp.MustCompile(`\(name = "([A-Z_]+)", text = "([^"]*)"\)`).FindAllStringSubmatch(string(capnp), -1) {
+			bindings[m[1]] = m[2]
+		}
+		if len(vars) == 0 || len(vars) != len(bindings) {
+			t.Fatalf("wrangler.toml vars %v, %s bindings %v", vars, name, bindings)
+		}
+		for k, v := range vars {
+			if bindings[k] != v {
+				t.Errorf("%s: wrangler.toml %q, %s %q", k, v, name, bindings[k])
+			}
 		}
 	}
 	if _, err := readSettings(func(k string) string { return vars[k] }); err != nil {

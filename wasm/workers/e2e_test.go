@@ -40,6 +40,9 @@ func TestE2E(t *testing.T) {
 	const prompt = "Once upon a time"
 	want := greedy(t, m, prompt, 32)
 	body := fmt.Sprintf(`{"prompt":%q,"max_tokens":32,"temperature":0}`, prompt)
+	if dir := os.Getenv("PICOLM_WORKER_MODEL_DIR"); dir != "" {
+		fetchRetry(t, client, base, body, dir)
+	}
 	t0 := time.Now()
 	got := completion(t, client, base, body)
 	cold := time.Since(t0)
@@ -67,6 +70,12 @@ func TestE2E(t *testing.T) {
 	if h1.Model.Layers != m.Config.Layers || h1.Model.VocabSize != m.Config.VocabSize {
 		t.Errorf("health model %+v", h1.Model)
 	}
+	// Where the model came from: "embedded", or the MODEL_URL of the
+	// free-plan bundle, which then fetched the same stories260K over HTTP.
+	if src := os.Getenv("PICOLM_WORKER_MODEL_SOURCE"); src != "" && h1.Model.Source != src {
+		t.Errorf("model source %q, want %q", h1.Model.Source, src)
+	}
+	t.Logf("model source %s", h1.Model.Source)
 
 	t.Run("Page", func(t *testing.T) {
 		res, b := get(t, client, base+"/", "text/html")
@@ -233,6 +242,31 @@ func TestE2E(t *testing.T) {
 	})
 }
 
+// fetchRetry: the free-plan bundle (no embedded model) fetches MODEL_URL,
+// a file in dir that workerd serves over HTTP, and dir is empty until now.
+// The first request fails with the fetch's reason and ends the instance;
+// with the file in place the next request, TestE2E's cold one, starts a new
+// instance that fetches it.
+func fetchRetry(t *testing.T, c *http.Client, base, body, dir string) {
+	src := os.Getenv("PICOLM_WORKER_MODEL_SOURCE")
+	if !strings.HasPrefix(src, "http") {
+		t.Fatalf("PICOLM_WORKER_MODEL_DIR needs PICOLM_WORKER_MODEL_SOURCE, the MODEL_URL, not %q", src)
+	}
+	res, b := post(t, c, base+"/v1/completions", body)
+	var e struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	if res.StatusCode != http.StatusInternalServerError || json.Unmarshal(b, &e) != nil ||
+		!strings.Contains(e.Error.Message, src) || !strings.Contains(e.Error.Message, "404") {
+		t.Fatalf("model missing at %s: got %d %s, want 500 naming the URL and its 404", src, res.StatusCode, b)
+	}
+	t.Logf("model missing: %s", e.Error.Message)
+	name := src[strings.LastIndex(src, "/")+1:]
+	if err := os.WriteFile(dir+"/"+name, defaultmodel.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func loadNative(t *testing.T) *engine.Model {
 	f, err := gguf.Parse(defaultmodel.Bytes())
 	if err != nil {
@@ -300,8 +334,9 @@ func completion(t *testing.T, c *http.Client, base, body string) string {
 
 type healthDoc struct {
 	Model struct {
-		Layers    int `json:"layers"`
-		VocabSize int `json:"vocab_size"`
+		Source    string `json:"source"`
+		Layers    int    `json:"layers"`
+		VocabSize int    `json:"vocab_size"`
 	} `json:"model"`
 	Instance struct {
 		UptimeMS int64  `json:"uptime_ms"`

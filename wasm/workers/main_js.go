@@ -4,25 +4,38 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"syscall/js"
 	"time"
 
 	"github.com/syumai/workers"
 	"github.com/syumai/workers/cloudflare"
 	"github.com/syumai/workers/cloudflare/fetch"
 	"github.com/syumai/workers/cloudflare/r2"
-
-	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
 )
 
 // main runs once per isolate: glue/worker.mjs instantiates the module on the
 // first request and keeps the instance, so the model loaded here serves
 // every later request. main then parks; the handlers run on JS callbacks.
+//
+// A model from MODEL_URL or R2 is fetched here, before workers.Ready: the
+// glue holds every other request until then, so the fetch and the reads of
+// its body run in the first request's context only. If fetching fails the
+// program exits with the reason (globalThis.picolmStartError) and the glue
+// starts a new instance, and fetches again, on the next request; a
+// configuration error instead is answered to every request.
 func main() {
 	t0 := time.Now()
 	h, err := setup(t0)
+	var fe *fetchError
+	if errors.As(err, &fe) {
+		js.Global().Set("picolmStartError", err.Error())
+		os.Exit(1)
+	}
 	if err != nil {
 		// Answer every request with the reason rather than failing to start.
 		msg := err.Error()
@@ -37,22 +50,42 @@ func main() {
 	select {}
 }
 
+// fetchError is a failure to get the model's bytes (network, status, R2):
+// worth another try on the next request, unlike a bad setting or model.
+type fetchError struct{ err error }
+
+func (e *fetchError) Error() string { return e.err.Error() }
+func (e *fetchError) Unwrap() error { return e.err }
+
 func setup(t0 time.Time) (http.Handler, error) {
-	s, err := readSettings(cloudflare.Getenv)
+	s, err := readSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
-	b := defaultmodel.Bytes()
+	var b []byte
 	switch {
 	case s.modelURL != "":
 		b, err = fetchModel(s.modelURL, s.modelMaxBytes)
 	case s.r2Bucket != "":
 		b, err = r2Model(s.r2Bucket, s.r2Key, s.modelMaxBytes)
+	default:
+		if b = embeddedModel(); b == nil {
+			return nil, errNoModel
+		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, &fetchError{err}
 	}
 	return newServer(b, s.cfg, t0)
+}
+
+// getenv reads a text binding; a missing one, or one of another type (a
+// workerd fromEnvironment binding of an unset variable is null), is "".
+func getenv(name string) string {
+	if v := cloudflare.GetBinding(name); v.Type() == js.TypeString {
+		return v.String()
+	}
+	return ""
 }
 
 func fetchModel(url string, limit int64) ([]byte, error) {

@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"os"
 	"time"
-
-	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
 )
 
 // Natively the Worker's handler runs under net/http, configured by the same
@@ -19,19 +17,22 @@ import (
 //	go run ./wasm/workers -addr 127.0.0.1:8787 [-model file.gguf]
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8787", "listen address")
-	model := flag.String("model", "", "GGUF file (default: the embedded stories260K)")
+	model := flag.String("model", "", "GGUF file (default: the embedded stories260K; required with -tags nomodel)")
 	flag.Parse()
 	t0 := time.Now()
 	s, err := readSettings(os.Getenv)
 	if err != nil {
 		log.Fatal(err)
 	}
-	b := defaultmodel.Bytes()
+	b := embeddedModel()
 	if *model != "" {
 		if b, err = os.ReadFile(*model); err != nil {
 			log.Fatal(err)
 		}
 		s.cfg.ModelSource = *model
+	}
+	if b == nil {
+		log.Fatal("-model: ", errNoModel)
 	}
 	srv, err := newServer(b, s.cfg, t0)
 	if err != nil {

@@ -111,15 +111,20 @@ function start(env, ctx) {
   // of an isolate, ctx (waitUntil) is not, and the Go side does not use it.
   globalThis.context = { env, ctx, binding };
   const go = new Go();
+  let exitCode;
+  go.exit = (code) => { exitCode = code; };
   let ready;
   const readyPromise = new Promise((resolve) => { ready = resolve; });
   const inst = new WebAssembly.Instance(mod, {
     ...go.importObject,
     workers: { ready: () => ready() },
   });
-  const exited = go.run(inst).then((code) => {
+  const exited = go.run(inst).then(() => {
     instance = undefined; // the next request starts a new instance
-    throw new Error(`the Go program exited (code ${code})`);
+    // The Go side leaves the reason here when fetching the model failed.
+    const why = globalThis.picolmStartError;
+    delete globalThis.picolmStartError;
+    throw new Error(why || `the Go program exited (code ${exitCode})`);
   });
   return Promise.race([readyPromise, exited]).then(() => binding);
 }
