@@ -4,6 +4,7 @@
 #   npx workerd serve config.capnp --socket-addr http=127.0.0.1:9000   (another address)
 #
 # It serves the same bundle (build/) with the same variables as wrangler.toml.
+# The free-plan bundle (build.sh --free, no embedded model): config-free.capnp.
 using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (

@@ -42,16 +42,25 @@ func TestVarsInStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{}
-	in := false
+	// [vars], and [env.free.vars] (the free-plan bundle: the same plus MODEL_URL).
+	vars, freeVars := map[string]string{}, map[string]string{}
+	var in map[string]string
 	for _, line := range strings.Split(string(toml), "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "[") {
-			in = line == "[vars]"
+			in = map[string]map[string]string{"[vars]": vars, "[env.free.vars]": freeVars}[line]
 			continue
 		}
-		if k, v, ok := strings.Cut(line, "="); in && ok && !strings.HasPrefix(line, "#") {
-			vars[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+		if k, v, ok := strings.Cut(line, "="); in != nil && ok && !strings.HasPrefix(line, "#") {
+			in[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	if freeVars["MODEL_URL"] == "" || len(freeVars) != len(vars)+1 {
+		t.Errorf("[env.free.vars] %v: want [vars] %v and MODEL_URL", freeVars, vars)
+	}
+	for k, v := range vars {
+		if freeVars[k] != v {
+			t.Errorf("%s: [vars] %q, [env.free.vars] %q", k, v, freeVars[k])
 		}
 	}
 	// Both bundles' workerd configs (config-free.capnp adds MODEL_URL, a
