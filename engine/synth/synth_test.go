@@ -145,42 +145,46 @@ func TestDistribution(t *testing.T) {
 	}
 }
 
+// logits loads the model in b, returns its logits for BOS and the 8 tokens
+// it generates greedily after BOS.
+func logits(t testing.TB, b []byte) ([]float32, []int) {
+	t.Helper()
+	f, err := gguf.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := engine.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mod.NewSession(engine.SessionOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l, err := s.Forward(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = append([]float32(nil), l...)
+	var ids []int
+	if _, err := s.Generate([]int{1}, engine.GenerateOptions{MaxTokens: 8}, func(id int, _ []byte) bool {
+		if id >= 0 {
+			ids = append(ids, id)
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return l, ids
+}
+
 // TestRuns: every file type loads in the engine, generates, and its logits
 // for BOS follow the F32 model's (the quantised weights are those weights).
 func TestRuns(t *testing.T) {
 	m := tiny(t, 9)
-	logits := func(b []byte) ([]float32, []int) {
-		f, err := gguf.Parse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mod, err := engine.Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := mod.NewSession(engine.SessionOptions{Threads: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		l, err := s.Forward(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l = append([]float32(nil), l...)
-		var ids []int
-		if _, err := s.Generate([]int{1}, engine.GenerateOptions{MaxTokens: 8}, func(id int, _ []byte) bool {
-			if id >= 0 {
-				ids = append(ids, id)
-			}
-			return true
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return l, ids
-	}
 	f32 := write(t, m, "F32", quantize.Options{})
-	ref, _ := logits(f32)
+	ref, _ := logits(t, f32)
 	ff, err := gguf.Parse(f32)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +197,7 @@ func TestRuns(t *testing.T) {
 		"TQ1_0": 0.1, "TQ2_0": 0.1, // ternary weights keep little of a Gaussian
 	} {
 		b := write(t, m, name, quantize.Options{})
-		got, ids := logits(b)
+		got, ids := logits(t, b)
 		// Every tensor dequantises to the F32 model's weights within its type's error.
 		qf, err := gguf.Parse(b)
 		if err != nil {

@@ -1,14 +1,10 @@
-package quant_test
-
-// The engine test of E8_IQ3 lives in package quant_test so that package
-// quant itself does not depend on the engine.
+package synth
 
 import (
 	"bytes"
 	"math"
 	"testing"
 
-	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/quantize"
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/quant"
@@ -43,43 +39,12 @@ func e8Model(t *testing.T, f *gguf.File, typ quant.Type) []byte {
 // first logits follow the F32 model's, and each tensor's RMSE is logged
 // beside IQ4_XS and Q3_K on the same weights.
 func TestE8IQ3Engine(t *testing.T) {
-	f, err := gguf.Open("../../shared/testdata/synth/synth-small-F32.gguf")
+	f, err := gguf.Open(testdata + "synth/synth-small-F32.gguf")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	run := func(b []byte) ([]float32, []int) {
-		mf, err := gguf.Parse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := engine.Load(mf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := m.NewSession(engine.SessionOptions{Threads: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		l, err := s.Forward(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l = append([]float32(nil), l...)
-		s.Rewind(0)
-		var ids []int
-		if _, err := s.Generate([]int{1}, engine.GenerateOptions{MaxTokens: 8}, func(id int, _ []byte) bool {
-			if id >= 0 {
-				ids = append(ids, id)
-			}
-			return true
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return l, ids
-	}
-	ref, _ := run(f.Bytes())
+	ref, _ := logits(t, f.Bytes())
 	e8 := e8Model(t, f, quant.E8_IQ3)
 	ef, err := gguf.Parse(e8)
 	if err != nil {
@@ -97,14 +62,14 @@ func TestE8IQ3Engine(t *testing.T) {
 	if _, ok := ef.Lookup(quant.E8IQ3Key); !ok {
 		t.Fatal("no E8_IQ3 key")
 	}
-	got, ids := run(e8)
+	got, ids := logits(t, e8)
 	if len(ids) == 0 {
 		t.Fatal("generated nothing")
 	}
 	c := corr(ref, got)
 	t.Logf("E8_IQ3: %d tensors, logits correlation with F32 %.4f, greedy %v", n, c, ids)
 	// A reference at a similar rate: Q3_K (3.4375 bits per weight).
-	q3, _ := run(e8Model(t, f, quant.Q3_K))
+	q3, _ := logits(t, e8Model(t, f, quant.Q3_K))
 	t.Logf("Q3_K: logits correlation with F32 %.4f", corr(ref, q3))
 	if !(c >= 0.8) {
 		t.Errorf("logits correlation %.4f < 0.8", c)
@@ -145,22 +110,4 @@ func TestE8IQ3Engine(t *testing.T) {
 		t.Logf("%-26s E8_IQ3 %.6g  IQ4_XS %.6g  Q3_K %.6g", ti.Name, r[0], r[1], r[2])
 	}
 	t.Logf("%-26s E8_IQ3 %.6g  IQ4_XS %.6g  Q3_K %.6g", "all", math.Sqrt(tot[0]/nw), math.Sqrt(tot[1]/nw), math.Sqrt(tot[2]/nw))
-}
-
-func corr(a, b []float32) float64 {
-	var ma, mb float64
-	for i := range a {
-		ma += float64(a[i])
-		mb += float64(b[i])
-	}
-	ma /= float64(len(a))
-	mb /= float64(len(b))
-	var sab, saa, sbb float64
-	for i := range a {
-		x, y := float64(a[i])-ma, float64(b[i])-mb
-		sab += x * y
-		saa += x * x
-		sbb += y * y
-	}
-	return sab / math.Sqrt(saa*sbb)
 }
