@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine/chat"
@@ -44,7 +45,7 @@ func TestEncodeChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := m.Tokenizer.Encode("<|user|>\nHi there</s>\n<|assistant|>\n", true)
-	if !equalInts(ids, want) {
+	if !slices.Equal(ids, want) {
 		t.Errorf("EncodeChat = %v, want %v", ids, want)
 	}
 	eos := 0

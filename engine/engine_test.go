@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine/sample"
@@ -180,7 +181,7 @@ func TestKVCacheFile(t *testing.T) {
 	if st.CachedTokens != len(prompt)-1 {
 		t.Errorf("skipped %d prompt tokens, want %d", st.CachedTokens, len(prompt)-1)
 	}
-	if !equalInts(ids, wantIDs) {
+	if !slices.Equal(ids, wantIDs) {
 		t.Errorf("from the cache: %v\nfrom scratch: %v", ids, wantIDs)
 	}
 
@@ -239,19 +240,7 @@ func TestThreadsAgree(t *testing.T) {
 	prompt := m.Tokenizer.Encode("The cat sat on the mat", true)
 	a, _ := greedy(t, newSession(t, m, SessionOptions{Threads: 1}), prompt, 20)
 	b, _ := greedy(t, newSession(t, m, SessionOptions{Threads: 3}), prompt, 20)
-	if !equalInts(a, b) {
+	if !slices.Equal(a, b) {
 		t.Errorf("1 thread %v, 3 threads %v", a, b)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

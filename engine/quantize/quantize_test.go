@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,7 +73,7 @@ func TestMatchesLlamaQuantize(t *testing.T) {
 			}
 			for i := range w.Tensors {
 				gt, wt := &g.Tensors[i], &w.Tensors[i]
-				if gt.Name != wt.Name || gt.Type != wt.Type || !equalDims(gt.Dims, wt.Dims) {
+				if gt.Name != wt.Name || gt.Type != wt.Type || !slices.Equal(gt.Dims, wt.Dims) {
 					t.Errorf("tensor %d: %s %v %v, want %s %v %v", i, gt.Name, gt.Type, gt.Dims, wt.Name, wt.Type, wt.Dims)
 					continue
 				}
@@ -93,18 +94,6 @@ func TestMatchesLlamaQuantize(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalDims(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestMixRules checks the per-tensor choices of the mixes on the shape of a

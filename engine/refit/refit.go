@@ -33,6 +33,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/quant"
@@ -260,7 +261,7 @@ func File(teacherPath, studentPath, out string, o Options) (stats []TensorStats,
 		if !ok {
 			return nil, fmt.Errorf("%w: the teacher has no tensor %q", ErrMismatch, t.Name)
 		}
-		if !sameDims(tt.Dims, t.Dims) {
+		if !slices.Equal(tt.Dims, t.Dims) {
 			return nil, fmt.Errorf("%w: tensor %q is %v in the teacher, %v in the student", ErrMismatch, t.Name, tt.Dims, t.Dims)
 		}
 		if tt.Type != quant.F32 && tt.Type != quant.F16 && tt.Type != quant.BF16 {
@@ -343,18 +344,6 @@ func refitTensor(w io.WriterAt, off int64, f *codebook.Format, t, tt *gguf.Tenso
 	}
 	st.Before, st.After = rmse(before, n), rmse(after, n)
 	return st, nil
-}
-
-func sameDims(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func progress(o Options, format string, args ...any) {

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,12 +39,12 @@ func TestSpecialTokens(t *testing.T) {
 		{phi, "<|endoftext|> x", false, true, []int{32000, 29871, 921}}, // "▁" "▁x"
 	} {
 		got := c.tok.encode(nil, c.text, c.add, c.special)
-		if !equalIDs(got, c.want) {
+		if !slices.Equal(got, c.want) {
 			t.Errorf("encode(%q, add_special=%v, parse_special=%v) = %v, want %v", c.text, c.add, c.special, got, c.want)
 		}
 	}
 	// Encode is add_special / parse_special.
-	if got, want := spm.Encode("<s>Hi", true), spm.encode(nil, "<s>Hi", true, true); !equalIDs(got, want) {
+	if got, want := spm.Encode("<s>Hi", true), spm.encode(nil, "<s>Hi", true, true); !slices.Equal(got, want) {
 		t.Errorf("Encode = %v, want %v", got, want)
 	}
 }
@@ -270,7 +271,7 @@ func TestConcurrentEncode(t *testing.T) {
 			defer wg.Done()
 			for n := 0; n < 50; n++ {
 				i := n % len(texts)
-				if got := phi.Encode(texts[i], true); !equalIDs(got, want[i]) {
+				if got := phi.Encode(texts[i], true); !slices.Equal(got, want[i]) {
 					t.Errorf("concurrent Encode(%q) = %v, want %v", texts[i], got, want[i])
 					return
 				}

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -20,7 +21,7 @@ func TestBPEVocabVectors(t *testing.T) {
 			}
 			for i, c := range cases {
 				got := tok.encode(nil, c.in, false, false)
-				if !equalIDs(got, c.ids) {
+				if !slices.Equal(got, c.ids) {
 					t.Errorf("case %d %q:\n got %v\nwant %v", i, c.in, got, c.ids)
 				}
 			}
@@ -124,7 +125,7 @@ func TestBPEPiecesAndSpecials(t *testing.T) {
 	}
 	// Special tokens are cut out before the pre-tokenizer with parse_special.
 	ids := tok.Encode("Hello<|endoftext|> world", true)
-	if want := []int{15496, 50256, 995}; !equalIDs(ids, want) {
+	if want := []int{15496, 50256, 995}; !slices.Equal(ids, want) {
 		t.Errorf("Encode with special = %v, want %v", ids, want)
 	}
 	if ids := tok.encode(nil, "<|endoftext|>", false, false); len(ids) < 2 {
@@ -157,10 +158,10 @@ func TestBPEIgnoreMerges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tok.Encode("abc", false); !equalIDs(got, want) {
+		if got := tok.Encode("abc", false); !slices.Equal(got, want) {
 			t.Errorf("%s: Encode(abc) = %v, want %v", pre, got, want)
 		}
-		if got := tok.Encode(" ab", false); !equalIDs(got, []int{258}) {
+		if got := tok.Encode(" ab", false); !slices.Equal(got, []int{258}) {
 			t.Errorf("%s: Encode(' ab') = %v, want [258]", pre, got)
 		}
 		if got := tok.Decode(tok.Encode("x abc!", false)); got != "x abc!" {

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/gguf"
@@ -43,7 +44,7 @@ func TestFromGGUFMetadata(t *testing.T) {
 	}
 	// All tokens normal: "<s>" is plain text; characters without a token and
 	// without byte tokens become UNK.
-	if got, want := tok.Encode("a<s>b", true), []int{1, 3, 0, 0, 0, 0}; !equalIDs(got, want) {
+	if got, want := tok.Encode("a<s>b", true), []int{1, 3, 0, 0, 0, 0}; !slices.Equal(got, want) {
 		t.Errorf("Encode = %v, want %v", got, want)
 	}
 
@@ -66,7 +67,7 @@ func TestFromGGUFMetadata(t *testing.T) {
 		t.Errorf("ids: bos %d eos %d eog(5) %v", tok.BOS(), tok.EOS(), tok.IsEOG(5))
 	}
 	// no BOS added, no dummy prefix, EOS appended, "<s>" parsed as control
-	if got, want := tok.Encode("a<s>a", true), []int{4, 1, 4, 1}; !equalIDs(got, want) {
+	if got, want := tok.Encode("a<s>a", true), []int{4, 1, 4, 1}; !slices.Equal(got, want) {
 		t.Errorf("Encode = %v, want %v", got, want)
 	}
 

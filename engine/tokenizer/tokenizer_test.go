@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,18 +90,6 @@ func readVocabCases(t *testing.T, name string) []vocabCase {
 	return cases
 }
 
-func equalIDs(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestVocabVectors: llama.cpp's tokenizer vectors, tokenized as
 // test-tokenizer-0 does (add_special=false, parse_special=false).
 func TestVocabVectors(t *testing.T) {
@@ -113,7 +102,7 @@ func TestVocabVectors(t *testing.T) {
 			}
 			for i, c := range cases {
 				got := tok.encode(nil, c.in, false, false)
-				if !equalIDs(got, c.ids) {
+				if !slices.Equal(got, c.ids) {
 					t.Errorf("case %d %q:\n got %v\nwant %v", i, c.in, got, c.ids)
 				}
 			}
@@ -162,7 +151,7 @@ func TestReferencePrompts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, r := range readReferences(t, name) {
 				tok := load(t, r.Model)
-				if got := tok.Encode(r.Prompt, true); !equalIDs(got, r.PromptIDs) {
+				if got := tok.Encode(r.Prompt, true); !slices.Equal(got, r.PromptIDs) {
 					t.Errorf("Encode(%q):\n got %v\nwant %v", r.Prompt, got, r.PromptIDs)
 				}
 				if r.Continuation == "" {
