@@ -111,11 +111,9 @@ async function openCache() {
 
 function cacheKey(url) { return new URL(url, location.href).href; }
 
-// openSource starts a download that is streamed into the worker (used when
-// the Cache API is unavailable): {name, size, chunks}.
-async function openSource(src, opts) {
-  const url = cacheKey(String(src));
-  const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
+// fetchOK starts fetching url, aborted with opts.signal, and fails unless the
+// response is OK: {resp, ctl}, ctl aborting the body's download.
+async function fetchOK(url, opts) {
   const ctl = new AbortController();
   if (opts.signal) opts.signal.addEventListener("abort", () => ctl.abort(), { once: true });
   let resp;
@@ -125,6 +123,15 @@ async function openSource(src, opts) {
     throw new PicoLMError(`could not fetch ${url}: ${e.message}`);
   }
   if (!resp.ok) throw new PicoLMError(`could not fetch ${url}: HTTP ${resp.status} ${resp.statusText}`);
+  return { resp, ctl };
+}
+
+// openSource starts a download that is streamed into the worker (used when
+// the Cache API is unavailable): {name, size, chunks}.
+async function openSource(src, opts) {
+  const url = cacheKey(String(src));
+  const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
+  let { resp, ctl } = await fetchOK(url, opts);
   let size = Number(resp.headers.get("content-length"));
   const encoded = resp.headers.get("content-encoding");
   if (!size || (encoded && encoded !== "identity")) {
@@ -145,15 +152,7 @@ async function openSource(src, opts) {
 // the cache's disk storage without being held in memory. It returns false
 // when the cache cannot hold it (quota, private windows).
 async function download(cache, url, name, opts) {
-  const ctl = new AbortController();
-  if (opts.signal) opts.signal.addEventListener("abort", () => ctl.abort(), { once: true });
-  let resp;
-  try {
-    resp = await fetch(url, { signal: ctl.signal });
-  } catch (e) {
-    throw new PicoLMError(`could not fetch ${url}: ${e.message}`);
-  }
-  if (!resp.ok) throw new PicoLMError(`could not fetch ${url}: HTTP ${resp.status} ${resp.statusText}`);
+  const { resp, ctl } = await fetchOK(url, opts);
   const size = Number(resp.headers.get("content-length")) || 0;
   if (size > maxModelBytes) {
     ctl.abort();
