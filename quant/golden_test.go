@@ -12,15 +12,6 @@ import (
 // goldenDir holds ggml's golden vectors; see its README.md.
 const goldenDir = "../../shared/testdata/quant"
 
-// implemented lists the types whose kernels this package must provide; a
-// golden test of one of them fails instead of skipping when a kernel is nil.
-var implemented = map[Type]bool{
-	F16: true, BF16: true, Q4_0: true, Q4_1: true, Q5_0: true, Q5_1: true, Q8_0: true,
-	Q2_K: true, Q3_K: true, Q4_K: true, Q5_K: true, Q6_K: true,
-	IQ2_XXS: true, IQ2_XS: true, IQ2_S: true, IQ3_XXS: true, IQ3_S: true,
-	IQ4_NL: true, IQ4_XS: true, IQ1_S: true, IQ1_M: true, TQ1_0: true, TQ2_0: true,
-}
-
 // wantQuantizer lists the types whose FromFloat must reproduce T.blocks.
 var wantQuantizer = map[Type]bool{
 	F16: true, BF16: true, Q4_0: true, Q4_1: true, Q5_0: true, Q5_1: true, Q8_0: true,
@@ -137,18 +128,9 @@ func testGoldenType(t *testing.T, mt manifestType) {
 	if len(blocks) != mt.Rows*mt.RowBytes || len(deq) != mt.Rows*mt.Cols || len(actBlocks) != mt.ActBytes || len(dots) != mt.Rows {
 		t.Fatalf("golden file sizes do not match the manifest")
 	}
-	missing := func(t *testing.T, what string) {
-		if implemented[typ] {
-			t.Errorf("%s is nil", what)
-		} else {
-			t.Skipf("%s not implemented", what)
-		}
-	}
-
 	t.Run("Dequantize", func(t *testing.T) {
 		if tr.Dequantize == nil {
-			missing(t, "Dequantize")
-			return
+			t.Fatal("Dequantize is nil")
 		}
 		got := make([]float32, len(deq))
 		tr.Dequantize(got, blocks)
@@ -169,8 +151,7 @@ func testGoldenType(t *testing.T, mt manifestType) {
 
 	t.Run("Dot", func(t *testing.T) {
 		if tr.Dot == nil {
-			missing(t, "Dot")
-			return
+			t.Fatal("Dot is nil")
 		}
 		for r := range mt.Rows {
 			row := blocks[r*mt.RowBytes : (r+1)*mt.RowBytes]
