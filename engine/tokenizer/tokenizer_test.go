@@ -90,10 +90,11 @@ func readVocabCases(t *testing.T, name string) []vocabCase {
 	return cases
 }
 
-// TestVocabVectors: llama.cpp's tokenizer vectors, tokenized as
+// TestVocabVectors: llama.cpp's tokenizer vectors for SentencePiece (llama,
+// phi-3) and byte-level BPE (gpt-2) vocabularies, tokenized as
 // test-tokenizer-0 does (add_special=false, parse_special=false).
 func TestVocabVectors(t *testing.T) {
-	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-phi-3.gguf"} {
+	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-phi-3.gguf", "ggml-vocab-gpt-2.gguf"} {
 		t.Run(name, func(t *testing.T) {
 			tok := load(t, name)
 			cases := readVocabCases(t, name)
