@@ -1,80 +1,132 @@
 package engine
 
-import "sync"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
-// pool splits matrix-vector products over a fixed set of goroutines, made
-// once per session. With one thread (always under wasm) it runs inline.
+// pool splits matrix products over a fixed set of goroutines, made once per
+// session. With one thread (always under wasm) it runs inline.
+//
+// A product's rows are cut into chunks (several per thread) which the
+// calling goroutine and the workers claim one at a time from a shared
+// counter, so a thread that the OS runs less (the machine is shared, or a
+// worker wakes late) simply claims fewer chunks instead of holding the
+// others up: the caller never waits for a worker that has not started,
+// only for chunks already claimed. Each product is a generation; a worker
+// woken for an old one finds its counter gone and claims nothing.
 type pool struct {
 	threads int
-	jobs    chan job
-	wg      sync.WaitGroup
+	wake    []chan job // one per worker; a pending wake-up is replaced, never queued
+	next    atomic.Uint64
+	_       [56]byte      // keep next and done on separate cache lines
+	done    atomic.Uint32 // chunks of the current generation finished
+	gen     uint32        // the current generation (only the caller writes it)
 }
 
-// job is one range of rows of out = W·act, or of outs[b] = W·acts[b] for
-// every b (a batch, see Session.Prefill).
+// job is one matrix product: out = W·act, or outs[b] = W·acts[b] for every
+// b (a batch, see Session.Prefill), in chunks of chunk rows.
 type job struct {
-	out    []float32
-	w      *matrix
-	act    []byte
-	lo, hi int
-	outs   [][]float32 // a batch: out and act are unused
-	acts   [][]byte
+	out     []float32
+	w       *matrix
+	act     []byte
+	outs    [][]float32 // a batch: out and act are unused
+	acts    [][]byte
+	gen     uint32
+	chunk   int // rows per chunk
+	nchunks int
 }
 
-func (j *job) run() {
+// runRows computes rows [lo, hi) of the product.
+func (j *job) runRows(lo, hi int) {
 	w := j.w
 	if j.outs != nil {
-		j.runBatch()
+		runBatch(w, j.outs, j.acts, lo, hi)
 		return
 	}
-	for r := j.lo; r < j.hi; r++ {
+	for r := lo; r < hi; r++ {
 		j.out[r] = w.tr.Dot(w.cols, w.row(r), j.act)
 	}
 }
 
 func newPool(threads int) *pool {
 	p := &pool{threads: max(threads, 1)}
-	if p.threads > 1 {
-		p.jobs = make(chan job, p.threads)
-		for i := 1; i < p.threads; i++ {
-			go func() {
-				for j := range p.jobs {
-					j.run()
-					p.wg.Done()
-				}
-			}()
-		}
+	for i := 1; i < p.threads; i++ {
+		c := make(chan job, 1)
+		p.wake = append(p.wake, c)
+		go func() {
+			for j := range c {
+				p.work(&j)
+			}
+		}()
 	}
 	return p
 }
 
-// minRowsPerThread keeps tiny matrices on one goroutine, where handing rows
-// out would cost more than computing them.
-const minRowsPerThread = 16
-
-func (p *pool) matvec(out []float32, w *matrix, act []byte) {
-	n := p.threads
-	if n > 1 && w.rows < n*minRowsPerThread {
-		n = max(1, w.rows/minRowsPerThread)
+// work claims and runs chunks of j until none is left (or j is over).
+func (p *pool) work(j *job) {
+	for {
+		v := p.next.Load()
+		c := int(uint32(v))
+		if uint32(v>>32) != j.gen || c >= j.nchunks {
+			return
+		}
+		if !p.next.CompareAndSwap(v, v+1) {
+			continue
+		}
+		j.runRows(c*j.chunk, min((c+1)*j.chunk, j.w.rows))
+		p.done.Add(1)
 	}
-	if n <= 1 {
-		j := job{out: out, w: w, act: act, lo: 0, hi: w.rows}
-		j.run()
+}
+
+// minRowsPerChunk keeps tiny matrices on one goroutine, where handing rows
+// out would cost more than computing them; chunksPerThread is how finely a
+// product is cut for balancing.
+const (
+	minRowsPerChunk = 16
+	chunksPerThread = 8
+)
+
+// run computes the product j over the pool.
+func (p *pool) run(j job) {
+	rows := j.w.rows
+	if p.threads <= 1 || rows < 2*minRowsPerChunk {
+		j.runRows(0, rows)
 		return
 	}
-	chunk := (w.rows + n - 1) / n
-	p.wg.Add(n - 1)
-	for i := 1; i < n; i++ {
-		p.jobs <- job{out: out, w: w, act: act, lo: i * chunk, hi: min((i+1)*chunk, w.rows)}
+	j.chunk = max(minRowsPerChunk, (rows+p.threads*chunksPerThread-1)/(p.threads*chunksPerThread))
+	j.nchunks = (rows + j.chunk - 1) / j.chunk
+	p.gen++
+	j.gen = p.gen
+	p.done.Store(0)
+	p.next.Store(uint64(j.gen) << 32)
+	for _, c := range p.wake {
+		select {
+		case c <- j:
+		default: // a stale wake-up is pending: replace it
+			select {
+			case <-c:
+			default:
+			}
+			c <- j
+		}
 	}
-	j := job{out: out, w: w, act: act, lo: 0, hi: chunk}
-	j.run()
-	p.wg.Wait()
+	p.work(&j)
+	// Every chunk is claimed; wait for those the workers are running.
+	for spins := 0; p.done.Load() != uint32(j.nchunks); spins++ {
+		if spins > 64 {
+			runtime.Gosched()
+		}
+	}
+}
+
+func (p *pool) matvec(out []float32, w *matrix, act []byte) {
+	p.run(job{out: out, w: w, act: act})
 }
 
 func (p *pool) close() {
-	if p.jobs != nil {
-		close(p.jobs)
-		p.jobs = nil
+	for _, c := range p.wake {
+		close(c)
 	}
+	p.wake = nil
 }

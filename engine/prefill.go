@@ -167,33 +167,18 @@ func (s *Session) matmul(outs [][]float32, w *matrix) {
 // matmul is matvec for a batch: outs[b] = W·acts[b], the rows split over
 // the pool's goroutines.
 func (p *pool) matmul(outs [][]float32, w *matrix, acts [][]byte) {
-	n := p.threads
-	if n > 1 && w.rows < n*minRowsPerThread {
-		n = max(1, w.rows/minRowsPerThread)
-	}
-	if n <= 1 {
-		j := job{w: w, lo: 0, hi: w.rows, outs: outs, acts: acts}
-		j.run()
-		return
-	}
-	chunk := (w.rows + n - 1) / n
-	p.wg.Add(n - 1)
-	for i := 1; i < n; i++ {
-		p.jobs <- job{w: w, lo: i * chunk, hi: min((i+1)*chunk, w.rows), outs: outs, acts: acts}
-	}
-	j := job{w: w, lo: 0, hi: chunk, outs: outs, acts: acts}
-	j.run()
-	p.wg.Wait()
+	p.run(job{w: w, outs: outs, acts: acts})
 }
 
-// runBatch is run for a batch: each weight row, once read, is dotted with
-// every activation of the batch.
-func (j *job) runBatch() {
-	w := j.w
-	for r := j.lo; r < j.hi; r++ {
-		row := w.row(r)
-		for b, act := range j.acts {
-			j.outs[b][r] = w.tr.Dot(w.cols, row, act)
+// runBatch computes rows [lo, hi) of a batch: each weight row, once read
+// (and each of its blocks once decoded, see quant.Traits.DotEach), is
+// dotted with every activation of the batch.
+func runBatch(w *matrix, outs [][]float32, acts [][]byte, lo, hi int) {
+	var dots [prefillBatch]float32
+	for r := lo; r < hi; r++ {
+		w.tr.DotEach(w.cols, w.row(r), acts, dots[:])
+		for b := range acts {
+			outs[b][r] = dots[b]
 		}
 	}
 }

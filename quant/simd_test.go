@@ -185,3 +185,39 @@ func TestF16DotWidenAll(t *testing.T) {
 		}
 	}
 }
+
+// TestDotNRandom: the multi-activation kernels must give, for every
+// activation, exactly what the reference dot gives for it alone; 1 to 20
+// activations (DotEach splits past MaxDotN).
+func TestDotNRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		tr := TraitsOf(typ)
+		if tr.DotN == nil {
+			t.Fatalf("%v has no DotN", typ)
+		}
+		at := TraitsOf(tr.VecDotType)
+		ref := refDots[typ]
+		for iter := range 60 {
+			nb := 1 + iter%5
+			w := randBlocks(rng, typ, nb)
+			if iter%20 == 0 {
+				for i := range w {
+					w[i] |= 0x80
+				}
+			}
+			n := nb * tr.BlockSize
+			acts := make([][]byte, 1+iter%20)
+			for i := range acts {
+				acts[i] = randBlocks(rng, tr.VecDotType, n/at.BlockSize)
+			}
+			out := make([]float32, len(acts))
+			tr.DotEach(n, w, acts, out)
+			for i, a := range acts {
+				if want := ref(n, w, a); math.Float32bits(out[i]) != math.Float32bits(want) {
+					t.Fatalf("%v n=%d iter %d activation %d of %d: DotN %g, reference %g", typ, n, iter, i, len(acts), out[i], want)
+				}
+			}
+		}
+	}
+}

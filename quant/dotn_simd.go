@@ -1,0 +1,104 @@
+//go:build goexperiment.simd && wasm
+
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"simd/archsimd"
+)
+
+// The wasm SIMD128 DotN kernels: each weight block is decoded once
+// (nibbles split, high bits merged, offsets taken off) and then dotted with
+// every activation exactly as the one-activation kernel of its type does.
+
+func dotNQ4_0(n int, w []byte, acts [][]byte, out []float32) { dotEach(dotQ4_0, n, w, acts, out) }
+func dotNQ8_0(n int, w []byte, acts [][]byte, out []float32) { dotEach(dotQ8_0, n, w, acts, out) }
+
+// dotNQ4_K is dotQ4_K for several activations.
+func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
+	nb := n / qkK
+	w = w[:nb*q4_KBytes]
+	out = out[:len(acts)]
+	clear(out)
+	m4 := archsimd.BroadcastUint8x16(0x0f)
+	var q [16]archsimd.Int8x16 // the quants of activation bytes 16k..16k+15
+	var sc [8]archsimd.Int16x8 // sub-block k's scale, broadcast
+	var mn [8]int32            // sub-block k's min
+	for b := range nb {
+		x := (*[q4_KBytes]byte)(w[b*q4_KBytes:])
+		for g := range 4 {
+			q0 := loadU8((*[16]byte)(x[16+32*g:]))
+			q1 := loadU8((*[16]byte)(x[16+32*g+16:]))
+			q[4*g] = q0.And(m4).BitsToInt8()
+			q[4*g+1] = q1.And(m4).BitsToInt8()
+			q[4*g+2] = q0.ShiftAllRight(4).BitsToInt8()
+			q[4*g+3] = q1.ShiftAllRight(4).BitsToInt8()
+		}
+		for k := range 8 {
+			s, m := scaleMinK4(k, x[4:16])
+			sc[k] = archsimd.BroadcastInt16x8(int16(s))
+			mn[k] = int32(m)
+		}
+		dw, dminw := fp16At(x[:]), fp16At(x[2:])
+		for i, a := range acts {
+			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
+			yd, _, bsums := q8KBlock(yb[:])
+			var acc archsimd.Int32x4
+			var summ int32
+			for k := range 8 {
+				s := dot8(q[2*k], loadI8((*[16]byte)(yb[4+32*k:]))).
+					Add(dot8(q[2*k+1], loadI8((*[16]byte)(yb[4+32*k+16:]))))
+				acc = acc.Add(s.MulWidenLo(sc[k])).Add(s.MulWidenHi(sc[k]))
+				summ += mn[k] * (bsum(bsums, 2*k) + bsum(bsums, 2*k+1))
+			}
+			d, dmin := dw*yd, dminw*yd
+			out[i] += float32(d*float32(hsum(acc))) - float32(dmin*float32(summ))
+		}
+	}
+}
+
+// dotNQ6_K is dotQ6_K for several activations.
+func dotNQ6_K(n int, w []byte, acts [][]byte, out []float32) {
+	nb := n / qkK
+	w = w[:nb*q6_KBytes]
+	out = out[:len(acts)]
+	clear(out)
+	m4 := archsimd.BroadcastUint8x16(0x0f)
+	m30 := archsimd.BroadcastUint8x16(0x30)
+	off := archsimd.BroadcastInt8x16(32)
+	var q [16]archsimd.Int8x16 // the quants (-32..31) of activation bytes 16k..16k+15
+	var sc [16]archsimd.Int16x8
+	for b := range nb {
+		x := (*[q6_KBytes]byte)(w[b*q6_KBytes:])
+		for h := range 2 {
+			s := (*[8]byte)(x[192+8*h:])
+			for half := range 2 {
+				l := 16 * half
+				lo := loadU8((*[16]byte)(x[64*h+l:]))
+				hi := loadU8((*[16]byte)(x[64*h+l+32:]))
+				qh := loadU8((*[16]byte)(x[128+32*h+l:]))
+				// activation bytes 128h + 32j + l: quants q_j, scale s[2j+half]
+				k := 8*h + half
+				q[k] = lo.And(m4).Or(qh.ShiftAllLeft(4).And(m30)).BitsToInt8().Sub(off)
+				q[k+2] = hi.And(m4).Or(qh.ShiftAllLeft(2).And(m30)).BitsToInt8().Sub(off)
+				q[k+4] = lo.ShiftAllRight(4).Or(qh.And(m30)).BitsToInt8().Sub(off)
+				q[k+6] = hi.ShiftAllRight(4).Or(qh.ShiftAllRight(2).And(m30)).BitsToInt8().Sub(off)
+				for j := range 4 {
+					sc[k+2*j] = archsimd.BroadcastInt16x8(int16(int8(s[2*j+half])))
+				}
+			}
+		}
+		dw := fp16At(x[208:])
+		for i, a := range acts {
+			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
+			yd := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
+			var acc archsimd.Int32x4
+			for k := range 16 {
+				s := dot8(q[k], loadI8((*[16]byte)(yb[4+16*k:])))
+				acc = acc.Add(s.MulWidenLo(sc[k])).Add(s.MulWidenHi(sc[k]))
+			}
+			out[i] += dw * yd * float32(hsum(acc))
+		}
+	}
+}
