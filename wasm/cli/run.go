@@ -176,7 +176,7 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 
 	if o.cache != "" {
-		loadCache(sess, o.cache, prompt, stderr)
+		loadCache(sess, o.cache, stderr)
 	}
 
 	w := bufio.NewWriter(stdout)
@@ -219,9 +219,10 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// loadCache restores a KV cache file when it fits this model and prompt; any
-// problem is reported and the run continues without it.
-func loadCache(sess *engine.Session, path string, prompt []int, stderr io.Writer) {
+// loadCache restores a KV cache file when it fits this model (Generate then
+// reuses the positions the prompt shares with it); any problem is reported
+// and the run continues without it.
+func loadCache(sess *engine.Session, path string, stderr io.Writer) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return
