@@ -3,6 +3,7 @@ package engine
 import (
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // pool splits matrix products over a fixed set of goroutines, made once per
@@ -55,7 +56,11 @@ func newPool(threads int) *pool {
 		c := make(chan job, 1)
 		p.wake = append(p.wake, c)
 		go func() {
-			for j := range c {
+			for {
+				j, ok := wait(c)
+				if !ok {
+					return
+				}
 				p.work(&j)
 			}
 		}()
@@ -129,4 +134,29 @@ func (p *pool) close() {
 		close(c)
 	}
 	p.wake = nil
+}
+
+// spinWait is how long a worker polls for the next product before it
+// parks: the products of one token follow each other within microseconds,
+// and waking a parked goroutine on another core takes longer than that.
+const spinWait = 200 * time.Microsecond
+
+// wait returns the next job sent on c (ok false once c is closed).
+func wait(c chan job) (j job, ok bool) {
+	start := time.Now()
+	for spins := 0; ; spins++ {
+		select {
+		case j, ok = <-c:
+			return j, ok
+		default:
+		}
+		if spins&15 == 15 {
+			if time.Since(start) > spinWait {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	j, ok = <-c
+	return j, ok
 }

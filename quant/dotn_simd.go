@@ -15,6 +15,11 @@ import (
 func dotNQ4_0(n int, w []byte, acts [][]byte, out []float32) { dotEach(dotQ4_0, n, w, acts, out) }
 func dotNQ8_0(n int, w []byte, acts [][]byte, out []float32) { dotEach(dotQ8_0, n, w, acts, out) }
 
+// loadI16 loads 16 bytes as eight little-endian int16 lanes.
+func loadI16(b *[16]byte) archsimd.Int16x8 {
+	return archsimd.LoadUint8x16Array(b).ReshapeToUint16s().BitsToInt16()
+}
+
 // dotNQ4_K is dotQ4_K for several activations.
 func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 	nb := n / qkK
@@ -24,7 +29,7 @@ func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 	m4 := archsimd.BroadcastUint8x16(0x0f)
 	var q [16]archsimd.Int8x16 // the quants of activation bytes 16k..16k+15
 	var sc [8]archsimd.Int16x8 // sub-block k's scale, broadcast
-	var mn [8]int32            // sub-block k's min
+	var mins [16]int16         // the min of block sum j's sub-block, j/2
 	for b := range nb {
 		x := (*[q4_KBytes]byte)(w[b*q4_KBytes:])
 		for g := range 4 {
@@ -38,20 +43,25 @@ func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 		for k := range 8 {
 			s, m := scaleMinK4(k, x[4:16])
 			sc[k] = archsimd.BroadcastInt16x8(int16(s))
-			mn[k] = int32(m)
+			mins[2*k], mins[2*k+1] = int16(m), int16(m)
 		}
+		mv0 := archsimd.LoadInt16x8Array((*[8]int16)(mins[:8]))
+		mv1 := archsimd.LoadInt16x8Array((*[8]int16)(mins[8:]))
 		dw, dminw := fp16At(x[:]), fp16At(x[2:])
 		for i, a := range acts {
 			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
 			yd, _, bsums := q8KBlock(yb[:])
-			var acc archsimd.Int32x4
-			var summ int32
-			for k := range 8 {
+			// the sub-blocks written out: the compiler does not unroll
+			dp := func(k int) archsimd.Int32x4 {
 				s := dot8(q[2*k], loadI8((*[16]byte)(yb[4+32*k:]))).
 					Add(dot8(q[2*k+1], loadI8((*[16]byte)(yb[4+32*k+16:]))))
-				acc = acc.Add(s.MulWidenLo(sc[k])).Add(s.MulWidenHi(sc[k]))
-				summ += mn[k] * (bsum(bsums, 2*k) + bsum(bsums, 2*k+1))
+				return s.MulWidenLo(sc[k]).Add(s.MulWidenHi(sc[k]))
 			}
+			acc := dp(0).Add(dp(1)).Add(dp(2).Add(dp(3))).Add(dp(4).Add(dp(5)).Add(dp(6).Add(dp(7))))
+			// Σ min·bsum, exact in int32 like the reference's sum
+			b0 := loadI16((*[16]byte)(bsums[0:]))
+			b1 := loadI16((*[16]byte)(bsums[16:]))
+			summ := hsum(b0.MulWidenLo(mv0).Add(b0.MulWidenHi(mv0)).Add(b1.MulWidenLo(mv1)).Add(b1.MulWidenHi(mv1)))
 			d, dmin := dw*yd, dminw*yd
 			out[i] += float32(d*float32(hsum(acc))) - float32(dmin*float32(summ))
 		}
@@ -93,11 +103,12 @@ func dotNQ6_K(n int, w []byte, acts [][]byte, out []float32) {
 		for i, a := range acts {
 			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
 			yd := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
-			var acc archsimd.Int32x4
-			for k := range 16 {
+			dp := func(k int) archsimd.Int32x4 {
 				s := dot8(q[k], loadI8((*[16]byte)(yb[4+16*k:])))
-				acc = acc.Add(s.MulWidenLo(sc[k])).Add(s.MulWidenHi(sc[k]))
+				return s.MulWidenLo(sc[k]).Add(s.MulWidenHi(sc[k]))
 			}
+			acc := dp(0).Add(dp(1)).Add(dp(2).Add(dp(3))).Add(dp(4).Add(dp(5)).Add(dp(6).Add(dp(7)))).
+				Add(dp(8).Add(dp(9)).Add(dp(10).Add(dp(11))).Add(dp(12).Add(dp(13)).Add(dp(14).Add(dp(15)))))
 			out[i] += dw * yd * float32(hsum(acc))
 		}
 	}
