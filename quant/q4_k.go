@@ -1,5 +1,7 @@
 package quant
 
+import "encoding/binary"
+
 // Q4_K: super-blocks of 256 weights, 144 bytes, 4.5 bits per weight.
 // 8 sub-blocks of 32 weights, each with a 6-bit scale and a 6-bit min.
 //
@@ -24,6 +26,18 @@ func scaleMinK4(j int, q []byte) (sc, m uint8) {
 		return q[j] & 63, q[j+4] & 63
 	}
 	return q[j+4]&0xf | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
+}
+
+// scalesMinsK4 unpacks all eight 6-bit scales and mins of a Q4_K block's
+// 12 packed bytes (see scaleMinK4), scale k in byte k of sc, min k in byte k
+// of mn, with 32-bit word operations.
+func scalesMinsK4(q []byte) (sc, mn uint64) {
+	const low6, low4, top2 = 0x3f3f3f3f, 0x0f0f0f0f, 0x03030303
+	u0, u1, u2 := binary.LittleEndian.Uint32(q), binary.LittleEndian.Uint32(q[4:]), binary.LittleEndian.Uint32(q[8:])
+	s03, m03 := u0&low6, u1&low6
+	s47 := u2&low4 | (u0>>6&top2)<<4
+	m47 := u2>>4&low4 | (u1>>6&top2)<<4
+	return uint64(s03) | uint64(s47)<<32, uint64(m03) | uint64(m47)<<32
 }
 
 func dequantizeQ4_K(dst []float32, src []byte) {

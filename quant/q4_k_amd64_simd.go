@@ -2,7 +2,11 @@
 
 package quant
 
-import "simd/archsimd"
+import (
+	"encoding/binary"
+	"math"
+	"simd/archsimd"
+)
 
 // The native AVX2 kernel of Q4_K; q4_k_scalar.go has its portable twin.
 
@@ -16,26 +20,28 @@ func dotQ4_K(n int, w, act []byte) float32 {
 	}
 	nb := n / qkK
 	w, act = w[:nb*q4_KBytes], act[:nb*q8_KBytes]
+	ones := archsimd.BroadcastInt16x16(1)
 	var sum float32
 	for b := range nb {
 		x := (*[q4_KBytes]byte)(w[b*q4_KBytes:])
 		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
-		yd, _, bsums := q8KBlock(yb[:])
-		scales := x[4:16]
+		sc, mn := scalesMinsK4(x[4:16])
 		var acc archsimd.Int32x8
-		var summ int32
 		for g := range 4 {
 			lo, hi := nibbles(load32((*[32]byte)(x[16+32*g:])))
 			ylo := load32((*[32]byte)(yb[4+64*g:])).BitsToInt8()
 			yhi := load32((*[32]byte)(yb[4+64*g+32:])).BitsToInt8()
-			sc1, m1 := scaleMinK4(2*g, scales)
-			sc2, m2 := scaleMinK4(2*g+1, scales)
-			acc = acc.Add(lo.DotProductPairsSaturated(ylo).DotProductPairs(archsimd.BroadcastInt16x16(int16(sc1))))
-			acc = acc.Add(hi.DotProductPairsSaturated(yhi).DotProductPairs(archsimd.BroadcastInt16x16(int16(sc2))))
-			summ += int32(m1)*(bsum(bsums, 4*g)+bsum(bsums, 4*g+1)) + int32(m2)*(bsum(bsums, 4*g+2)+bsum(bsums, 4*g+3))
+			acc = acc.Add(lo.DotProductPairsSaturated(ylo).DotProductPairs(archsimd.BroadcastInt16x16(int16(uint8(sc >> (16 * g))))))
+			acc = acc.Add(hi.DotProductPairsSaturated(yhi).DotProductPairs(archsimd.BroadcastInt16x16(int16(uint8(sc >> (16*g + 8))))))
 		}
+		// Σ min·(bsum 2k + bsum 2k+1), exact in int32 like the reference's sum
+		var mv archsimd.Uint64x2
+		mins := mv.SetElem(0, mn).AsInt8x16().ExtendLo8ToInt32()
+		bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16().DotProductPairs(ones)
+		isum, summ := hsum2x8(acc, bs.Mul(mins))
+		yd := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
 		d, dmin := fp16At(x[:])*yd, fp16At(x[2:])*yd
-		sum += float32(d*float32(hsum8(acc))) - float32(dmin*float32(summ))
+		sum += float32(d*float32(isum)) - float32(dmin*float32(summ))
 	}
 	return sum
 }

@@ -20,7 +20,7 @@ func dotQ4_K(n int, w, act []byte) float32 {
 		x := (*[q4_KBytes]byte)(w[b*q4_KBytes:])
 		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
 		yd, _, bsums := q8KBlock(yb[:])
-		scales := x[4:16]
+		sc, mn := scalesMinsK4(x[4:16])
 		var acc archsimd.Int32x4
 		var summ int32
 		for g := range 4 {
@@ -31,13 +31,12 @@ func dotQ4_K(n int, w, act []byte) float32 {
 				Add(dot8(q1.And(m4).BitsToInt8(), loadI8((*[16]byte)(y[16:]))))
 			s2 := dot8(q0.ShiftAllRight(4).BitsToInt8(), loadI8((*[16]byte)(y[32:]))).
 				Add(dot8(q1.ShiftAllRight(4).BitsToInt8(), loadI8((*[16]byte)(y[48:]))))
-			sc1, m1 := scaleMinK4(2*g, scales)
-			sc2, m2 := scaleMinK4(2*g+1, scales)
-			v1 := archsimd.BroadcastInt16x8(int16(sc1))
-			v2 := archsimd.BroadcastInt16x8(int16(sc2))
+			m1, m2 := int32(uint8(mn>>(16*g))), int32(uint8(mn>>(16*g+8)))
+			v1 := archsimd.BroadcastInt16x8(int16(uint8(sc >> (16 * g))))
+			v2 := archsimd.BroadcastInt16x8(int16(uint8(sc >> (16*g + 8))))
 			acc = acc.Add(s1.MulWidenLo(v1)).Add(s1.MulWidenHi(v1)).
 				Add(s2.MulWidenLo(v2)).Add(s2.MulWidenHi(v2))
-			summ += int32(m1)*(bsum(bsums, 4*g)+bsum(bsums, 4*g+1)) + int32(m2)*(bsum(bsums, 4*g+2)+bsum(bsums, 4*g+3))
+			summ += m1*(bsum(bsums, 4*g)+bsum(bsums, 4*g+1)) + m2*(bsum(bsums, 4*g+2)+bsum(bsums, 4*g+3))
 		}
 		d, dmin := fp16At(x[:])*yd, fp16At(x[2:])*yd
 		sum += float32(d*float32(hsum(acc))) - float32(dmin*float32(summ))

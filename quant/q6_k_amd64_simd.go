@@ -51,8 +51,8 @@ func dotQ6_K(n int, w, act []byte) float32 {
 		// 32·Σ scale·bsum: the offset of the quants, per 16-weight sub-block.
 		scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16()
 		bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16()
-		off := hsum8(bs.DotProductPairs(scv))
-		sum += fp16At(x[208:]) * yd * float32(hsum8(acc)-32*off)
+		isum, off := hsum2x8(acc, bs.DotProductPairs(scv))
+		sum += fp16At(x[208:]) * yd * float32(isum-32*off)
 	}
 	return sum
 }

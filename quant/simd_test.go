@@ -221,3 +221,22 @@ func TestDotNRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestScalesMinsK4: the word-wise unpacking of a Q4_K block's scales and
+// mins agrees with scaleMinK4 on random packed bytes.
+func TestScalesMinsK4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	q := make([]byte, 12)
+	for range 10000 {
+		for i := range q {
+			q[i] = byte(rng.Uint32())
+		}
+		sc, mn := scalesMinsK4(q)
+		for k := range 8 {
+			s, m := scaleMinK4(k, q)
+			if uint8(sc>>(8*k)) != s || uint8(mn>>(8*k)) != m {
+				t.Fatalf("% x sub-block %d: %d %d, scaleMinK4 %d %d", q, k, uint8(sc>>(8*k)), uint8(mn>>(8*k)), s, m)
+			}
+		}
+	}
+}
