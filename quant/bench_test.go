@@ -67,6 +67,35 @@ func BenchmarkDot(b *testing.B) {
 	}
 }
 
+// BenchmarkDotN measures DotEach with MaxDotN activations (a prefill
+// batch) over benchRows rows; MB/s is weight bytes read per second, so the
+// ratio to BenchmarkDot's MB/s is how many times faster than MaxDotN
+// separate dots a batch is.
+func BenchmarkDotN(b *testing.B) {
+	for _, t := range dotTypes() {
+		tr := TraitsOf(t)
+		if tr.DotN == nil {
+			continue
+		}
+		b.Run(t.String(), func(b *testing.B) {
+			w, act := benchData(b, t)
+			acts := make([][]byte, MaxDotN)
+			for i := range acts {
+				acts[i] = act
+			}
+			out := make([]float32, MaxDotN)
+			rowBytes := len(w) / benchRows
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				for r := range benchRows {
+					tr.DotEach(benchCols, w[r*rowBytes:(r+1)*rowBytes], acts, out)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchRows*MaxDotN), "ns/row-activation")
+		})
+	}
+}
+
 // BenchmarkDequantize measures each dequantiser; MB/s is encoded bytes read.
 func BenchmarkDequantize(b *testing.B) {
 	for id := range Type(64) {
@@ -111,6 +140,10 @@ func TestDotAllocs(t *testing.T) {
 		rowBytes := len(w) / benchRows
 		if n := testing.AllocsPerRun(10, func() { dot(benchCols, w[:rowBytes], act) }); n != 0 {
 			t.Errorf("%v: Dot allocates %v times", typ, n)
+		}
+		acts, out := [][]byte{act, act, act, act, act}, make([]float32, 5)
+		if n := testing.AllocsPerRun(10, func() { TraitsOf(typ).DotEach(benchCols, w[:rowBytes], acts, out) }); n != 0 {
+			t.Errorf("%v: DotEach allocates %v times", typ, n)
 		}
 	}
 }
