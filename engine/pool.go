@@ -33,6 +33,8 @@ type job struct {
 	act     []byte
 	outs    [][]float32 // a batch: out and act are unused
 	acts    [][]byte
+	each    func(i int) // not a product: each(i) for i < n, one per chunk
+	n       int         // rows (or each's count)
 	gen     uint32
 	chunk   int // rows per chunk
 	nchunks int
@@ -40,6 +42,12 @@ type job struct {
 
 // runRows computes rows [lo, hi) of the product.
 func (j *job) runRows(lo, hi int) {
+	if j.each != nil {
+		for i := lo; i < hi; i++ {
+			j.each(i)
+		}
+		return
+	}
 	w := j.w
 	if j.outs != nil {
 		runBatch(w, j.outs, j.acts, lo, hi)
@@ -79,7 +87,7 @@ func (p *pool) work(j *job) {
 		if !p.next.CompareAndSwap(v, v+1) {
 			continue
 		}
-		j.runRows(c*j.chunk, min((c+1)*j.chunk, j.w.rows))
+		j.runRows(c*j.chunk, min((c+1)*j.chunk, j.n))
 		p.done.Add(1)
 	}
 }
@@ -94,12 +102,16 @@ const (
 
 // run computes the product j over the pool.
 func (p *pool) run(j job) {
-	rows := j.w.rows
-	if p.threads <= 1 || rows < 2*minRowsPerChunk {
+	rows := j.n
+	switch {
+	case p.threads <= 1 || rows < 2 || j.each == nil && rows < 2*minRowsPerChunk:
 		j.runRows(0, rows)
 		return
+	case j.each != nil:
+		j.chunk = 1
+	default:
+		j.chunk = max(minRowsPerChunk, (rows+p.threads*chunksPerThread-1)/(p.threads*chunksPerThread))
 	}
-	j.chunk = max(minRowsPerChunk, (rows+p.threads*chunksPerThread-1)/(p.threads*chunksPerThread))
 	j.nchunks = (rows + j.chunk - 1) / j.chunk
 	p.gen++
 	j.gen = p.gen
@@ -126,7 +138,13 @@ func (p *pool) run(j job) {
 }
 
 func (p *pool) matvec(out []float32, w *matrix, act []byte) {
-	p.run(job{out: out, w: w, act: act})
+	p.run(job{out: out, w: w, act: act, n: w.rows})
+}
+
+// forEach runs f(i) for i < n over the pool's goroutines, one i at a time
+// (f is made once, not per call: the hot path does not allocate).
+func (p *pool) forEach(n int, f func(i int)) {
+	p.run(job{each: f, n: n})
 }
 
 func (p *pool) close() {

@@ -22,10 +22,19 @@ type batch struct {
 	v    [][]float32 // [n][kvDim]
 	hb   [][]float32 // [n][hidden]
 	hb2  [][]float32 // [n][hidden]
+	qh   [][]float32 // [n][headDim] attention scratch
 	acts []activation
 	qa   [][]byte // [n] the activations in one matrix's VecDotType
 
 	start int // the position of the first token of the last chunk run
+
+	// The per-position steps between the matrix products, run for the
+	// positions of a chunk over the pool (made once, see Session.bindBatch):
+	// attention of position start+b in layer l, then its activation; and
+	// silu(gate)*up, then its activation.
+	l          int
+	attnStep   func(b int)
+	swigluStep func(b int)
 }
 
 func newBatch(m *Model) *batch {
@@ -40,7 +49,7 @@ func newBatch(m *Model) *batch {
 	}
 	bt := &batch{
 		x: rows(c.Dim), xb: rows(c.Dim), xb2: rows(c.Dim), q: rows(c.Dim),
-		k: rows(c.KVDim), v: rows(c.KVDim), hb: rows(c.HiddenDim), hb2: rows(c.HiddenDim),
+		k: rows(c.KVDim), v: rows(c.KVDim), hb: rows(c.HiddenDim), hb2: rows(c.HiddenDim), qh: rows(c.HeadDim),
 		acts: make([]activation, prefillBatch),
 		qa:   make([][]byte, prefillBatch),
 	}
@@ -71,6 +80,7 @@ func (s *Session) Prefill(tokens []int) ([]float32, error) {
 	}
 	if s.batch == nil {
 		s.batch = newBatch(s.m)
+		s.bindBatch()
 	}
 	for len(tokens) > 0 {
 		n := min(len(tokens), prefillBatch)
@@ -84,6 +94,19 @@ func (s *Session) Prefill(tokens []int) ([]float32, error) {
 	s.act.set(s.x)
 	s.matvec(s.logits, &s.m.output)
 	return s.logits, nil
+}
+
+// bindBatch makes the batch's per-position steps.
+func (s *Session) bindBatch() {
+	bt := s.batch
+	bt.attnStep = func(b int) {
+		s.attend(bt.xb[b], bt.q[b], bt.qh[b], bt.l, bt.start+b)
+		bt.acts[b].set(bt.xb[b])
+	}
+	bt.swigluStep = func(b int) {
+		swiglu(bt.hb[b], bt.hb2[b])
+		bt.acts[b].set(bt.hb[b])
+	}
 }
 
 // prefillChunk runs up to prefillBatch tokens at the next positions; it is
@@ -127,13 +150,10 @@ func (s *Session) prefillChunk(tokens []int) {
 			}
 		}
 		// Attention of each position over 0..pos (the chunk's later
-		// positions are in the cache already but not looked at).
-		for b := range n {
-			copy(s.q, bt.q[b])
-			s.attention(l, p0+b)
-			copy(bt.xb[b], s.xb)
-			bt.acts[b].set(bt.xb[b])
-		}
+		// positions are in the cache already but not looked at), the
+		// positions over the pool.
+		bt.l = l
+		s.pool.forEach(n, bt.attnStep)
 		s.matmul(bt.xb2[:n], &L.wo)
 		for b := range n {
 			add(bt.xb2[b], L.bo)
@@ -143,10 +163,7 @@ func (s *Session) prefillChunk(tokens []int) {
 		}
 		s.matmul(bt.hb[:n], &L.gate)
 		s.matmul(bt.hb2[:n], &L.up)
-		for b := range n {
-			swiglu(bt.hb[b], bt.hb2[b])
-			bt.acts[b].set(bt.hb[b])
-		}
+		s.pool.forEach(n, bt.swigluStep)
 		s.matmul(bt.xb2[:n], &L.down)
 		for b := range n {
 			add(bt.x[b], bt.xb2[b])
@@ -167,7 +184,7 @@ func (s *Session) matmul(outs [][]float32, w *matrix) {
 // matmul is matvec for a batch: outs[b] = W·acts[b], the rows split over
 // the pool's goroutines.
 func (p *pool) matmul(outs [][]float32, w *matrix, acts [][]byte) {
-	p.run(job{w: w, outs: outs, acts: acts})
+	p.run(job{w: w, outs: outs, acts: acts, n: w.rows})
 }
 
 // runBatch computes rows [lo, hi) of a batch: each weight row, once read

@@ -254,7 +254,11 @@ func (s *Session) Forward(token int) ([]float32, error) {
 // be folded into one online pass; rather than keep a [seq] buffer of scores,
 // it recomputes them: one pass over the keys for the max, one for the sum,
 // one for the weighted sum of the values.
-func (s *Session) attention(l, pos int) {
+func (s *Session) attention(l, pos int) { s.attend(s.xb, s.q, s.qh, l, pos) }
+
+// attend is attention for the query q ([dim]) into xb ([dim]), with qh
+// ([headDim]) as scratch: Prefill runs it for several positions at once.
+func (s *Session) attend(xb, q, qh []float32, l, pos int) {
 	c := &s.m.Config
 	hd := c.HeadDim
 	scale, qScale := 1/float32(math.Sqrt(float64(hd))), float32(1)
@@ -263,33 +267,33 @@ func (s *Session) attention(l, pos int) {
 	}
 	layerBase := l * s.ctx * c.KVDim
 	for h := 0; h < c.Heads; h++ {
-		for i, v := range s.q[h*hd : (h+1)*hd] {
-			s.qh[i] = quant.FP16ToFP32(float16.Fromfloat32(v * qScale).Bits())
+		for i, v := range q[h*hd : (h+1)*hd] {
+			qh[i] = quant.FP16ToFP32(float16.Fromfloat32(v * qScale).Bits())
 		}
-		out := s.xb[h*hd : (h+1)*hd]
+		out := xb[h*hd : (h+1)*hd]
 		clear(out)
 		base := layerBase + (h/c.KVMul)*hd // key/value of this head at position 0
 		maxScore := float32(math.Inf(-1))
 		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
-			maxScore = max(maxScore, s.score(off, scale))
+			maxScore = max(maxScore, s.score(qh, off, scale))
 		}
 		var sum float64
 		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
-			sum += float64(expf(s.score(off, scale) - maxScore))
+			sum += float64(expf(s.score(qh, off, scale) - maxScore))
 		}
 		inv := float32(1 / sum)
 		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
-			p := expf(s.score(off, scale)-maxScore) * inv
+			p := expf(s.score(qh, off, scale)-maxScore) * inv
 			p = quant.FP16ToFP32(float16.Fromfloat32(p).Bits())
 			axpyF16Vec(out, p, s.valCache[off:off+hd])
 		}
 	}
 }
 
-// score is the scaled dot of the fp16-rounded query in s.qh with the key at
+// score is the scaled dot of the fp16-rounded query in qh with the key at
 // keyCache[off:], rounded to float32 before the max is subtracted.
-func (s *Session) score(off int, scale float32) float32 {
-	return float32(dotF16Vec(s.qh, s.keyCache[off:off+len(s.qh)]) * scale)
+func (s *Session) score(qh []float32, off int, scale float32) float32 {
+	return float32(dotF16Vec(qh, s.keyCache[off:off+len(qh)]) * scale)
 }
 
 // matvec computes out = W·x for the activation set by s.act.set.
