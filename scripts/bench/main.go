@@ -183,7 +183,7 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 	case "native":
 		cmd = exec.Command(native, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-j", threads, "-c", "2048")
 	case "wasip1":
-		cmd = exec.Command("node", "--no-warnings", filepath.Join(root, "scripts/bench/wasi.mjs"), wasip1, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-c", "2048")
+		cmd = exec.Command("node", "--no-warnings", "--single-threaded-gc", filepath.Join(root, "scripts/bench/wasi.mjs"), wasip1, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-c", "2048")
 	case "browser":
 		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "picolm", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), "1")
 	case "llamacpp":
