@@ -183,7 +183,12 @@ func (d *decoder) array(depth int, build bool) (Value, error) {
 
 // Parse parses a GGUF file held in b. The tensors' Data are views into b,
 // which must not change while the File is in use.
-func Parse(b []byte) (*File, error) {
+func Parse(b []byte) (*File, error) { return parse(b, uint64(len(b))) }
+
+// parse parses the file whose first len(b) bytes are b and whose size is
+// size: when b is the whole file, the tensors' Data view it; when b is a
+// prefix (ParseHeader), Data stay nil and only the bounds are checked.
+func parse(b []byte, size uint64) (*File, error) {
 	d := &decoder{b: b}
 	d.at("header", "", -1)
 	f := &File{data: b}
@@ -365,11 +370,13 @@ func Parse(b []byte) (*File, error) {
 		if c1 != 0 || c2 != 0 {
 			return nil, formatErr(s.info, ErrTensorBounds, "tensor %q: data offset %d + %d bytes overflows", t.Name, s.start, s.size)
 		}
-		if stop > uint64(len(b)) {
+		if stop > size {
 			return nil, formatErr(s.info, ErrTensorBounds, "tensor %q (%s %v, %d bytes) spans file bytes [%d, %d), the file has %d",
-				t.Name, typeName(t.Type), t.Dims, s.size, f.DataOffset+s.start, f.DataOffset+s.start+s.size, len(b))
+				t.Name, typeName(t.Type), t.Dims, s.size, f.DataOffset+s.start, f.DataOffset+s.start+s.size, size)
 		}
-		t.Data = b[start:stop:stop]
+		if stop <= uint64(len(b)) && size == uint64(len(b)) {
+			t.Data = b[start:stop:stop]
+		}
 	}
 
 	// No two tensors may share bytes.
