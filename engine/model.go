@@ -3,7 +3,9 @@ package engine
 import (
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -13,29 +15,38 @@ import (
 	"github.com/picolm/picolm-wasm/quant"
 )
 
-// matrix is a weight matrix W[rows][cols], stored row-major in its GGUF type:
-// row r is data[r*rowBytes : (r+1)*rowBytes]. data is a view into the model
-// file (never a copy) unless the loader had to convert the tensor (see
-// loadMatrix).
+// matrix is a weight matrix W[rows][cols], stored row-major in its GGUF type.
+// An instance holds the rows [lo, hi) of it (all of them unless the model is
+// split over instances, see LoadOptions.Parts): row r (lo <= r < hi) is
+// data[(r-lo)*rowBytes : (r-lo+1)*rowBytes]. data is a view into the model
+// file (never a copy) unless the file was read through a reader, or the
+// loader had to convert the tensor (see loadMatrix).
 type matrix struct {
 	name     string
+	id       int // index in Model.mats (what instances call the matrix); -1 for token_embd
 	rows     int
 	cols     int
+	lo, hi   int // the rows this instance holds
 	typ      quant.Type
 	tr       *quant.Traits
 	rowBytes int
 	data     []byte
 }
 
-func (w *matrix) row(r int) []byte { return w.data[r*w.rowBytes : (r+1)*w.rowBytes] }
+func (w *matrix) row(r int) []byte { return w.data[(r-w.lo)*w.rowBytes : (r-w.lo+1)*w.rowBytes] }
 
-// rowRange is the view of rows [first, first+n) of w: a fused tensor
-// (attn_qkv, phi3's gate-and-up ffn_up) is split into its parts this way,
-// without copying.
-func (w matrix) rowRange(first, n int) matrix {
-	w.data = w.data[first*w.rowBytes : (first+n)*w.rowBytes]
-	w.rows = n
+// part is the view of rows [lo, hi) of w, which holds them (the lead's part
+// of a tied output matrix, which is the whole token_embd).
+func (w matrix) part(lo, hi int) matrix {
+	w.data = w.data[(lo-w.lo)*w.rowBytes : (hi-w.lo)*w.rowBytes]
+	w.lo, w.hi = lo, hi
 	return w
+}
+
+// partRows are the rows [lo, hi) that part k of n holds of a matrix of rows
+// rows: contiguous, in order, as equal as can be.
+func partRows(rows, k, n int) (lo, hi int) {
+	return rows * k / n, rows * (k + 1) / n
 }
 
 // A layer's biases are nil when the file has none (then adding them is a
@@ -72,6 +83,13 @@ type Model struct {
 	// (rope_freqs.weight, Llama 3.1+); nil when the file has none.
 	ropeFreqs []float32 // [ropeDim/2]
 
+	// The model may be split over instances (LoadOptions.Parts): this one
+	// is part of parts and holds only its rows of every matrix in mats (the
+	// layers' wq, wk, wv, wo, gate, up, down, then output). Part 0, the
+	// lead, also holds everything else and runs Sessions.
+	part, parts int
+	mats        []*matrix
+
 	identity [32]byte // hash of the metadata and tensor table: names this model in cache files
 	vecTypes []quant.Type
 	grammar  jsonGrammar
@@ -80,31 +98,58 @@ type Model struct {
 
 // Load builds a Model over a parsed GGUF file. The weights stay views into
 // f's bytes, so f must stay open for as long as the Model is used.
-func Load(f *gguf.File) (*Model, error) {
+func Load(f *gguf.File) (*Model, error) { return LoadWith(f, LoadOptions{}) }
+
+// LoadOptions choose how much of a model an instance loads.
+type LoadOptions struct {
+	// Data reads the tensors' bytes (at file offsets) when f comes from
+	// gguf.ParseHeader, whose tensors have no Data. The bytes an instance
+	// holds are then copied out of it (only those).
+	Data io.ReaderAt
+	// Part of Parts splits every weight matrix over Parts instances by
+	// rows: this one loads the rows [rows·Part/Parts, rows·(Part+1)/Parts)
+	// of each, so the model exists once in total. Part 0, the lead, also
+	// loads everything else (embeddings, norms) and runs Sessions with the
+	// other parts as its Peers (SessionOptions.Peers); parts 1.. are served
+	// by a Shard. Parts 0 or 1: the whole model.
+	Part, Parts int
+}
+
+// LoadWith is Load with options.
+func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 	cfg, err := readConfig(f)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Config: cfg, file: f, spec: archs[cfg.Arch]}
+	parts := max(o.Parts, 1)
+	if o.Part < 0 || o.Part >= parts || parts > maxParts {
+		return nil, fmt.Errorf("%w: part %d of %d (at most %d parts)", ErrShard, o.Part, o.Parts, maxParts)
+	}
+	m := &Model{Config: cfg, file: f, spec: archs[cfg.Arch], part: o.Part, parts: parts}
 	if m.Tokenizer, err = tokenizer.FromGGUF(f); err != nil {
 		return nil, err
 	}
+	ld := loader{f: f, r: o.Data, part: o.Part, parts: parts}
 	// Every tensor of the file must be used: a tensor this engine does not
 	// know (an FFN bias, a MoE router) would otherwise be silently ignored
 	// and the output wrong.
 	used := map[string]bool{}
 	types := map[quant.Type]int{}
-	mat := func(name string, rows, cols int) (matrix, error) {
-		w, err := loadMatrix(f, name, rows, cols)
+	// mat loads rows [first, first+rows) of the tensor name, which is
+	// [tensorRows][cols] (several matrices when fused), as one matrix: this
+	// instance's part of it.
+	mat := func(name string, tensorRows, first, rows, cols int) (matrix, error) {
+		w, err := ld.matrix(name, tensorRows, first, rows, cols, true)
 		if err == nil {
 			types[w.typ] += w.rows * w.cols
 			used[name] = true
+			w.id = len(m.mats)
 		}
 		return w, err
 	}
 	vec := func(name string, n int) ([]float32, error) {
 		used[name] = true
-		return loadVector(f, name, n)
+		return ld.vector(name, n)
 	}
 	has := func(name string) bool { _, ok := f.Tensor(name); return ok }
 	c := &m.Config
@@ -119,16 +164,23 @@ func Load(f *gguf.File) (*Model, error) {
 	if c.VocabSize != m.Tokenizer.VocabSize() {
 		return nil, fmt.Errorf("%w: token_embd.weight has %d rows but the vocabulary has %d tokens", ErrShape, c.VocabSize, m.Tokenizer.VocabSize())
 	}
-	if m.tokEmbd, err = mat("token_embd.weight", c.VocabSize, c.Dim); err != nil {
-		return nil, err
-	}
-	if has("output.weight") {
-		if m.output, err = mat("output.weight", c.VocabSize, c.Dim); err != nil {
+	c.TiedOutput = !has("output.weight")
+	// The lead holds every row of token_embd (it looks tokens up); the
+	// others only the rows they serve when it is the output matrix too.
+	used["token_embd.weight"] = true
+	if o.Part == 0 {
+		if m.tokEmbd, err = ld.matrix("token_embd.weight", c.VocabSize, 0, c.VocabSize, c.Dim, false); err != nil {
 			return nil, err
 		}
+		m.tokEmbd.id = -1
+		types[m.tokEmbd.typ] += c.VocabSize * c.Dim
 	} else {
-		c.TiedOutput = true
-		m.output = m.tokEmbd
+		// Only the shape and type checks.
+		w, err := ld.matrix("token_embd.weight", c.VocabSize, 0, 0, c.Dim, false)
+		if err != nil {
+			return nil, err
+		}
+		types[w.typ] += c.VocabSize * c.Dim
 	}
 	if m.outNorm, err = vec("output_norm.weight", c.Dim); err != nil {
 		return nil, err
@@ -156,25 +208,35 @@ func Load(f *gguf.File) (*Model, error) {
 		}
 		// Q, K and V: separate, or one fused [dim+2·kvDim][dim] tensor.
 		if has(p + "attn_qkv.weight") {
-			qkv, err := mat(p+"attn_qkv.weight", c.Dim+2*c.KVDim, c.Dim)
-			if err != nil {
+			name, n := p+"attn_qkv.weight", c.Dim+2*c.KVDim
+			if L.wq, err = mat(name, n, 0, c.Dim, c.Dim); err != nil {
 				return nil, err
 			}
-			L.wq, L.wk, L.wv = qkv.rowRange(0, c.Dim), qkv.rowRange(c.Dim, c.KVDim), qkv.rowRange(c.Dim+c.KVDim, c.KVDim)
+			m.mats = append(m.mats, &L.wq)
+			if L.wk, err = mat(name, n, c.Dim, c.KVDim, c.Dim); err != nil {
+				return nil, err
+			}
+			m.mats = append(m.mats, &L.wk)
+			if L.wv, err = mat(name, n, c.Dim+c.KVDim, c.KVDim, c.Dim); err != nil {
+				return nil, err
+			}
+			m.mats = append(m.mats, &L.wv)
 		} else {
-			if L.wq, err = mat(p+"attn_q.weight", c.Dim, c.Dim); err != nil {
-				return nil, err
-			}
-			if L.wk, err = mat(p+"attn_k.weight", c.KVDim, c.Dim); err != nil {
-				return nil, err
-			}
-			if L.wv, err = mat(p+"attn_v.weight", c.KVDim, c.Dim); err != nil {
-				return nil, err
+			for _, q := range []struct {
+				w    *matrix
+				name string
+				rows int
+			}{{&L.wq, "attn_q.weight", c.Dim}, {&L.wk, "attn_k.weight", c.KVDim}, {&L.wv, "attn_v.weight", c.KVDim}} {
+				if *q.w, err = mat(p+q.name, q.rows, 0, q.rows, c.Dim); err != nil {
+					return nil, err
+				}
+				m.mats = append(m.mats, q.w)
 			}
 		}
-		if L.wo, err = mat(p+"attn_output.weight", c.Dim, c.Dim); err != nil {
+		if L.wo, err = mat(p+"attn_output.weight", c.Dim, 0, c.Dim, c.Dim); err != nil {
 			return nil, err
 		}
+		m.mats = append(m.mats, &L.wo)
 		for _, b := range []struct {
 			dst  *[]float32
 			name string
@@ -193,23 +255,47 @@ func Load(f *gguf.File) (*Model, error) {
 		}
 		// FFN: gate and up separate, or (phi3) one [2·hidden][dim] ffn_up.
 		if m.spec.fusedFFN {
-			gateUp, err := mat(p+"ffn_up.weight", 2*c.HiddenDim, c.Dim)
-			if err != nil {
+			name, n := p+"ffn_up.weight", 2*c.HiddenDim
+			if L.gate, err = mat(name, n, 0, c.HiddenDim, c.Dim); err != nil {
 				return nil, err
 			}
-			L.gate, L.up = gateUp.rowRange(0, c.HiddenDim), gateUp.rowRange(c.HiddenDim, c.HiddenDim)
+			m.mats = append(m.mats, &L.gate)
+			if L.up, err = mat(name, n, c.HiddenDim, c.HiddenDim, c.Dim); err != nil {
+				return nil, err
+			}
+			m.mats = append(m.mats, &L.up)
 		} else {
-			if L.gate, err = mat(p+"ffn_gate.weight", c.HiddenDim, c.Dim); err != nil {
+			if L.gate, err = mat(p+"ffn_gate.weight", c.HiddenDim, 0, c.HiddenDim, c.Dim); err != nil {
 				return nil, err
 			}
-			if L.up, err = mat(p+"ffn_up.weight", c.HiddenDim, c.Dim); err != nil {
+			m.mats = append(m.mats, &L.gate)
+			if L.up, err = mat(p+"ffn_up.weight", c.HiddenDim, 0, c.HiddenDim, c.Dim); err != nil {
 				return nil, err
 			}
+			m.mats = append(m.mats, &L.up)
 		}
-		if L.down, err = mat(p+"ffn_down.weight", c.Dim, c.HiddenDim); err != nil {
+		if L.down, err = mat(p+"ffn_down.weight", c.Dim, 0, c.Dim, c.HiddenDim); err != nil {
 			return nil, err
 		}
+		m.mats = append(m.mats, &L.down)
 	}
+	// The output matrix: output.weight, or token_embd's rows again.
+	switch {
+	case !c.TiedOutput:
+		if m.output, err = mat("output.weight", c.VocabSize, 0, c.VocabSize, c.Dim); err != nil {
+			return nil, err
+		}
+	case o.Part == 0:
+		lo, hi := partRows(c.VocabSize, 0, parts)
+		m.output = m.tokEmbd.part(lo, hi)
+		m.output.id = len(m.mats)
+	default:
+		if m.output, err = mat("token_embd.weight", c.VocabSize, 0, c.VocabSize, c.Dim); err != nil {
+			return nil, err
+		}
+		types[m.output.typ] -= c.VocabSize * c.Dim // counted once, as the embedding
+	}
+	m.mats = append(m.mats, &m.output)
 	for _, t := range f.Tensors {
 		if !used[t.Name] {
 			return nil, fmt.Errorf("%w: %s (%s models, as this engine runs them, have no such tensor)", ErrTensor, t.Name, c.Arch)
@@ -228,7 +314,9 @@ func Load(f *gguf.File) (*Model, error) {
 	}
 	sort.Strings(names)
 	c.FileTypeStr = strings.Join(names, " ")
-	m.identity = modelIdentity(f)
+	if m.identity, err = modelIdentity(&ld); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -236,62 +324,114 @@ func Load(f *gguf.File) (*Model, error) {
 // the same identity hold the same model.
 func (m *Model) Identity() [32]byte { return m.identity }
 
-func modelIdentity(f *gguf.File) [32]byte {
+func modelIdentity(ld *loader) ([32]byte, error) {
+	f := ld.f
 	h := sha256.New()
 	b := f.Bytes()
 	// Header, metadata and tensor table: everything before the data section,
 	// plus a sample of the data so two models sharing a header differ.
 	end := min(int(f.DataOffset), len(b))
 	h.Write(b[:end])
-	for _, t := range f.Tensors {
-		n := min(len(t.Data), 64)
-		h.Write(t.Data[:n])
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		d, err := ld.bytes(t, 0, min(ld.size(t), 64))
+		if err != nil {
+			return [32]byte{}, err
+		}
+		h.Write(d)
 	}
 	var id [32]byte
 	h.Sum(id[:0])
-	return id
+	return id, nil
 }
 
-// loadMatrix finds a 2-D tensor and checks its shape is [rows][cols] (ggml
-// dims: ne0 = cols, ne1 = rows) and its type has kernels.
+// loader reads the tensors of f: views of their Data, or copies read
+// through r when f holds no data (gguf.ParseHeader).
+type loader struct {
+	f           *gguf.File
+	r           io.ReaderAt
+	part, parts int
+}
+
+// size is the byte size of t's data.
+func (ld *loader) size(t *gguf.TensorInfo) int {
+	tr := quant.TraitsOf(t.Type)
+	return int(t.Elements()) / tr.BlockSize * tr.TypeSize
+}
+
+// bytes returns n bytes of t's data from byte off on.
+func (ld *loader) bytes(t *gguf.TensorInfo, off, n int) ([]byte, error) {
+	if t.Data != nil {
+		return t.Data[off : off+n], nil
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if ld.r == nil {
+		return nil, fmt.Errorf("%w: %s has no data and no reader was given", ErrMissing, t.Name)
+	}
+	b := make([]byte, n)
+	if _, err := ld.r.ReadAt(b, int64(ld.f.DataOffset+t.Offset)+int64(off)); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t.Name, err)
+	}
+	return b, nil
+}
+
+// matrix finds a 2-D tensor, checks its shape is [tensorRows][cols] (ggml
+// dims: ne0 = cols, ne1 = rows) and its type has kernels, and loads the
+// matrix of its rows [first, first+rows): this instance's part of them when
+// split, or all of them.
 //
 // A quantized tensor whose rows are not a whole number of blocks (the Q8_0
 // stories260K file stores ffn_down's 172-wide rows as one flat block stream)
 // cannot be used row by row: it is dequantized once, in flat order, into an
 // owned F32 copy. That is exact and small for the models where it happens.
-func loadMatrix(f *gguf.File, name string, rows, cols int) (matrix, error) {
-	t, ok := f.Tensor(name)
+func (ld *loader) matrix(name string, tensorRows, first, rows, cols int, split bool) (matrix, error) {
+	t, ok := ld.f.Tensor(name)
 	if !ok {
 		return matrix{}, fmt.Errorf("%w: %s", ErrMissing, name)
 	}
-	if len(t.Dims) != 2 || t.Dims[0] != uint64(cols) || t.Dims[1] != uint64(rows) {
-		return matrix{}, fmt.Errorf("%w: %s is %v, want [%d %d]", ErrShape, name, t.Dims, cols, rows)
+	if len(t.Dims) != 2 || t.Dims[0] != uint64(cols) || t.Dims[1] != uint64(tensorRows) {
+		return matrix{}, fmt.Errorf("%w: %s is %v, want [%d %d]", ErrShape, name, t.Dims, cols, tensorRows)
 	}
 	tr := quant.TraitsOf(t.Type)
 	if tr == nil || tr.Dot == nil || tr.Dequantize == nil || quant.TraitsOf(tr.VecDotType).FromFloat == nil {
 		return matrix{}, fmt.Errorf("%w: %s is %s", ErrQuantType, name, t.Type)
 	}
-	w := matrix{name: name, rows: rows, cols: cols, typ: t.Type, tr: tr, data: t.Data}
+	lo, hi := 0, rows
+	if split {
+		lo, hi = partRows(rows, ld.part, ld.parts)
+	}
+	w := matrix{name: name, rows: rows, cols: cols, lo: lo, hi: hi, typ: t.Type, tr: tr}
 	if cols%tr.BlockSize == 0 {
 		w.rowBytes = cols / tr.BlockSize * tr.TypeSize
-		return w, nil
+		var err error
+		w.data, err = ld.bytes(t, (first+lo)*w.rowBytes, (hi-lo)*w.rowBytes)
+		return w, err
 	}
-	n := rows * cols
+	n := tensorRows * cols
 	if n%tr.BlockSize != 0 {
 		return matrix{}, fmt.Errorf("%w: %s: %d elements are not a whole number of %s blocks", ErrShape, name, n, t.Type)
 	}
+	if hi == lo {
+		return w, nil
+	}
+	raw, err := ld.bytes(t, 0, ld.size(t))
+	if err != nil {
+		return matrix{}, err
+	}
 	flat := make([]float32, n)
-	tr.Dequantize(flat, t.Data)
+	tr.Dequantize(flat, raw)
 	w.typ, w.tr = quant.F32, quant.TraitsOf(quant.F32)
 	w.rowBytes = cols * 4
-	w.data = f32bytes(flat)
+	w.data = f32bytes(slices.Clone(flat[(first+lo)*cols : (first+hi)*cols]))
 	return w, nil
 }
 
-// loadVector reads a 1-D tensor of n elements (a norm weight) into an owned
+// vector reads a 1-D tensor of n elements (a norm weight) into an owned
 // []float32, whatever its type.
-func loadVector(f *gguf.File, name string, n int) ([]float32, error) {
-	t, ok := f.Tensor(name)
+func (ld *loader) vector(name string, n int) ([]float32, error) {
+	t, ok := ld.f.Tensor(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrMissing, name)
 	}
@@ -302,8 +442,12 @@ func loadVector(f *gguf.File, name string, n int) ([]float32, error) {
 	if tr == nil || tr.Dequantize == nil || n%tr.BlockSize != 0 {
 		return nil, fmt.Errorf("%w: %s is %s", ErrQuantType, name, t.Type)
 	}
+	b, err := ld.bytes(t, 0, ld.size(t))
+	if err != nil {
+		return nil, err
+	}
 	v := make([]float32, n)
-	tr.Dequantize(v, t.Data)
+	tr.Dequantize(v, b)
 	return v, nil
 }
 

@@ -34,13 +34,14 @@ type job struct {
 	outs    [][]float32 // a batch: out and act are unused
 	acts    [][]byte
 	each    func(i int) // not a product: each(i) for i < n, one per chunk
+	lo      int         // the first row (a product over the rows [lo, lo+n) of w)
 	n       int         // rows (or each's count)
 	gen     uint32
 	chunk   int // rows per chunk
 	nchunks int
 }
 
-// runRows computes rows [lo, hi) of the product.
+// runRows computes rows [j.lo+lo, j.lo+hi) of the product.
 func (j *job) runRows(lo, hi int) {
 	if j.each != nil {
 		for i := lo; i < hi; i++ {
@@ -48,6 +49,7 @@ func (j *job) runRows(lo, hi int) {
 		}
 		return
 	}
+	lo, hi = lo+j.lo, hi+j.lo
 	w := j.w
 	if j.outs != nil {
 		runBatch(w, j.outs, j.acts, lo, hi)
@@ -137,8 +139,9 @@ func (p *pool) run(j job) {
 	}
 }
 
+// matvec computes out[r] = W[r]·act for the rows r this instance holds.
 func (p *pool) matvec(out []float32, w *matrix, act []byte) {
-	p.run(job{out: out, w: w, act: act, n: w.rows})
+	p.run(job{out: out, w: w, act: act, lo: w.lo, n: w.hi - w.lo})
 }
 
 // forEach runs f(i) for i < n over the pool's goroutines, one i at a time

@@ -70,6 +70,9 @@ func (s *Session) Prefill(tokens []int) ([]float32, error) {
 	if len(tokens) == 0 {
 		return nil, ErrEmptyPrompt
 	}
+	if err := s.partsErr(); err != nil {
+		return nil, err
+	}
 	if pos := len(s.tokens); len(tokens) > s.ctx-pos {
 		return nil, fmt.Errorf("%w: %d tokens at position %d, the context holds %d", ErrContext, len(tokens), pos, s.ctx)
 	}
@@ -93,6 +96,9 @@ func (s *Session) Prefill(tokens []int) ([]float32, error) {
 	rmsnorm(s.x, s.x, s.m.outNorm, c.NormEps)
 	s.act.set(s.x)
 	s.matvec(s.logits, &s.m.output)
+	if err := s.partsErr(); err != nil {
+		return nil, err
+	}
 	return s.logits, nil
 }
 
@@ -178,13 +184,17 @@ func (s *Session) matmul(outs [][]float32, w *matrix) {
 	for b := range acts {
 		acts[b] = s.batch.acts[b].get(w.tr.VecDotType)
 	}
+	if s.parts != nil {
+		s.matmulParts(outs, w, acts)
+		return
+	}
 	s.pool.matmul(outs, w, acts)
 }
 
-// matmul is matvec for a batch: outs[b] = W·acts[b], the rows split over
-// the pool's goroutines.
+// matmul is matvec for a batch: outs[b] = W·acts[b] for the rows this
+// instance holds, split over the pool's goroutines.
 func (p *pool) matmul(outs [][]float32, w *matrix, acts [][]byte) {
-	p.run(job{w: w, outs: outs, acts: acts, n: w.rows})
+	p.run(job{w: w, outs: outs, acts: acts, lo: w.lo, n: w.hi - w.lo})
 }
 
 // runBatch computes rows [lo, hi) of a batch: each weight row, once read

@@ -18,6 +18,10 @@ type SessionOptions struct {
 	Threads int
 	// MaxKVBytes bounds the fp16 KV cache; 0 means DefaultMaxKVBytes.
 	MaxKVBytes int64
+	// Peers serve the other parts of a model split over instances
+	// (LoadOptions.Parts): one per part 1.., in any order. None for a
+	// whole model.
+	Peers []Peer
 }
 
 // DefaultMaxKVBytes keeps the KV cache well inside a 32-bit wasm memory.
@@ -54,7 +58,8 @@ type Session struct {
 	// rope rotates q or k: the architecture's pairing, ropeNormal or ropeNeoX.
 	rope func(x []float32, headDim int, cos, sin []float32)
 
-	pool *pool
+	pool  *pool
+	parts *parts // the other parts of a split model; nil when whole
 
 	batch *batch // Prefill's buffers, made by its first call
 }
@@ -94,6 +99,10 @@ func (m *Model) NewSession(o SessionOptions) (*Session, error) {
 		keyCache: make([]uint16, c.Layers*ctx*c.KVDim),
 		valCache: make([]uint16, c.Layers*ctx*c.KVDim),
 		pool:     newPool(o.Threads),
+	}
+	if err := s.connect(o.Peers); err != nil {
+		s.pool.close()
+		return nil, err
 	}
 	s.act.init(m.vecTypes, max(c.Dim, c.HiddenDim))
 	s.ropeCos, s.ropeSin = ropeTables(ctx, c.RopeDim, c.RopeBase, c.RopeScale, m.ropeFreqs)
@@ -224,11 +233,19 @@ func (s *Session) Forward(token int) ([]float32, error) {
 	s.act.set(s.x)
 	s.matvec(s.logits, &s.m.output)
 
+	if err := s.partsErr(); err != nil {
+		return nil, err
+	}
 	s.tokens = append(s.tokens, token)
 	return s.logits, nil
 }
 
 // matvec computes out = W·x for the activation set by s.act.set.
 func (s *Session) matvec(out []float32, w *matrix) {
-	s.pool.matvec(out, w, s.act.get(w.tr.VecDotType))
+	act := s.act.get(w.tr.VecDotType)
+	if s.parts != nil {
+		s.matvecParts(out, w, act)
+		return
+	}
+	s.pool.matvec(out, w, act)
 }
