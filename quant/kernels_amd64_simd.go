@@ -2,7 +2,10 @@
 
 package quant
 
-import "simd/archsimd"
+import (
+	"math"
+	"simd/archsimd"
+)
 
 // Helpers of the native amd64 kernels (the *_amd64_simd.go files, AVX2 with
 // GOEXPERIMENT=simd). Each kernel falls back to the readable reference on
@@ -11,6 +14,12 @@ import "simd/archsimd"
 // Unlike wasm SIMD128, AVX2 has the widening dot products VPMADDUBSW
 // (uint8×int8 pairs, DotProductPairsSaturated) and VPMADDWD (int16 pairs,
 // DotProductPairs); every use below stays clear of VPMADDUBSW's saturation.
+//
+// The integer part of every block is exact, so the kernels keep each
+// block's integer sums in vector lanes and reduce the sums of several
+// blocks together (one transpose-like tree of VPHADDD for four or eight
+// blocks instead of a horizontal sum per block); only the float32 scaling
+// and the running sum follow the reference's order, block by block.
 
 var hasAVX2 = archsimd.X86.AVX2() // fixed at start-up, never written again
 
@@ -30,4 +39,61 @@ func load16(b *[16]byte) archsimd.Uint8x16 { return archsimd.LoadUint8x16Array(b
 func nibbles(q archsimd.Uint8x32) (lo, hi archsimd.Uint8x32) {
 	m4 := archsimd.BroadcastUint8x32(0x0f)
 	return q.And(m4), q.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
+}
+
+// halfToFloat is FP16ToFP32(h): normal halves (every real block scale) are
+// widened with integer operations, the rest (zeros, subnormals, infinities,
+// NaNs) go through the table.
+func halfToFloat(h uint16) float32 {
+	u := uint32(h)
+	if e := u & 0x7c00; e == 0 || e == 0x7c00 {
+		return fp16ToFP32Table[h]
+	}
+	return math.Float32frombits(u&0x8000<<16 | (u&0x7fff<<13 + (127-15)<<23))
+}
+
+// hsum8x8 returns the lane sums of v[0..7] (wrapping, like int32 adds):
+// lane j of the result is the sum of the eight lanes of v[j].
+func hsum8x8(v *[8]archsimd.Int32x8) archsimd.Int32x8 {
+	a := v[0].ConcatAddPairsGrouped(v[1]).ConcatAddPairsGrouped(v[2].ConcatAddPairsGrouped(v[3]))
+	b := v[4].ConcatAddPairsGrouped(v[5]).ConcatAddPairsGrouped(v[6].ConcatAddPairsGrouped(v[7]))
+	// per 128-bit half: a = the half-sums of v0..v3, b of v4..v7
+	return a.ConcatPermute128Scalars(0, 2, b).Add(a.ConcatPermute128Scalars(1, 3, b))
+}
+
+// hsum4x2x8 returns, for four pairs of vectors (a[j], b[j]), the lane sums
+// of a[j] in lane 2j and of b[j] in lane 2j+1 (wrapping, like int32 adds);
+// p[j] must be a[j].ConcatAddPairsGrouped(b[j]).
+func hsum4x2x8(p *[4]archsimd.Int32x8) archsimd.Int32x8 {
+	t01 := p[0].ConcatAddPairsGrouped(p[1]) // per half: a0, b0, a1, b1
+	t23 := p[2].ConcatAddPairsGrouped(p[3])
+	return t01.ConcatPermute128Scalars(0, 2, t23).Add(t01.ConcatPermute128Scalars(1, 3, t23))
+}
+
+// q4KMinShuffle is the VPSHUFB pattern that turns eight bytes broadcast to
+// every 64-bit lane into the int16 lanes m0 m0 m1 m1 m2 m2 m3 m3 | m4 m4 …
+// m7 m7 (a negative index gives a zero byte).
+var q4KMinShuffle = [32]int8{
+	0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1,
+	4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1,
+}
+
+// byteBroadcastShuffle returns the VPSHUFB pattern that puts byte k of each
+// 128-bit lane, zero-extended, in every int16 lane.
+func byteBroadcastShuffle(k int) archsimd.Int8x32 {
+	return archsimd.BroadcastInt16x16(int16(k) - 256).AsInt8x32()
+}
+
+// halvesToFloats widens eight fp16 values (the low 16 bits of the lanes of
+// h) to float32 exactly, like FP16ToFP32. ok is false if one of them is not
+// a normal number (zero, subnormal, infinity or NaN): the caller then takes
+// its scalar path.
+func halvesToFloats(h archsimd.Uint32x8) (f archsimd.Float32x8, ok bool) {
+	e := h.And(archsimd.BroadcastUint32x8(0x7c00))
+	var zero archsimd.Uint32x8
+	if e.Equal(zero).Or(e.Equal(archsimd.BroadcastUint32x8(0x7c00))).ToBits() != 0 {
+		return f, false
+	}
+	mag := h.And(archsimd.BroadcastUint32x8(0x7fff)).ShiftAllLeft(13).Add(archsimd.BroadcastUint32x8((127 - 15) << 23))
+	return mag.Or(h.And(archsimd.BroadcastUint32x8(0x8000)).ShiftAllLeft(16)).AsFloat32x8(), true
 }

@@ -1,0 +1,62 @@
+//go:build goexperiment.simd && amd64
+
+package quant
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// threadCPU returns the CPU time the calling OS thread has used (the
+// benchmark locks itself to its thread), so that kernels can be compared on
+// a machine shared with other jobs: time slices lost to them do not count.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	const rusageThread = 1
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkKernelCPU reports the thread CPU time per row of the AVX2 Dot
+// and DotN kernels (the wall-clock ns/op of BenchmarkDot and BenchmarkDotN
+// is unreliable when other processes share the cores).
+func BenchmarkKernelCPU(b *testing.B) {
+	for _, t := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		tr := TraitsOf(t)
+		w, act := benchData(b, t)
+		rowBytes := len(w) / benchRows
+		b.Run("Dot/"+t.String(), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var sink float32
+			c0 := threadCPU()
+			for b.Loop() {
+				for r := range benchRows {
+					sink += tr.Dot(benchCols, w[r*rowBytes:(r+1)*rowBytes], act)
+				}
+			}
+			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows), "cpu-ns/row")
+			_ = sink
+		})
+		b.Run("DotN/"+t.String(), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			acts := make([][]byte, MaxDotN)
+			for i := range acts {
+				acts[i] = act
+			}
+			out := make([]float32, MaxDotN)
+			c0 := threadCPU()
+			for b.Loop() {
+				for r := range benchRows {
+					tr.DotEach(benchCols, w[r*rowBytes:(r+1)*rowBytes], acts, out)
+				}
+			}
+			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows*MaxDotN), "cpu-ns/row-act")
+		})
+	}
+}
