@@ -30,46 +30,122 @@ import (
 //
 // The weights are normalized before they are rounded, so the softmax cannot
 // be folded into one online pass; rather than keep a [seq] buffer of scores,
-// it recomputes them: one pass over the keys for the max, one for the sum,
-// one for the weighted sum of the values.
-func (s *Session) attention(l, pos int) { s.attend(s.xb, s.q, s.qh, l, pos) }
-
-// attend is attention for the query q ([dim]) into xb ([dim]), with qh
-// ([headDim]) as scratch: Prefill runs it for several positions at once.
-func (s *Session) attend(xb, q, qh []float32, l, pos int) {
+// it makes three passes over the keys: one for the max, one for the sum,
+// one for the weighted sum of the values. The scores are computed a tile of
+// attnTile positions at a time, so a context that fits in one tile (the
+// common short one) computes its scores and their exponentials only once.
+//
+// Forward runs the heads over the session's pool; the query is rounded in
+// place (Forward does not use it afterwards).
+func (s *Session) attention(l, pos int) {
 	c := &s.m.Config
-	hd := c.HeadDim
-	scale, qScale := 1/float32(math.Sqrt(float64(hd))), float32(1)
+	scale, qScale := s.attnScales()
+	roundFP16(s.q, qScale)
+	a := &s.heads
+	if a.step == nil { // made once: the per-token path does not allocate
+		a.step = func(h int) {
+			hd := c.HeadDim
+			s.attendHead(s.xb[h*hd:(h+1)*hd], s.q[h*hd:(h+1)*hd], a.l, a.pos, h/c.KVMul, a.scale)
+		}
+	}
+	a.l, a.pos, a.scale = l, pos, scale
+	s.pool.forEach(c.Heads, a.step)
+}
+
+// headAttention is Forward's attention step over the pool: head h of layer
+// l at position pos.
+type headAttention struct {
+	l, pos int
+	scale  float32
+	step   func(h int)
+}
+
+// attnScales returns the scale of the scores and of the query: 1/sqrt(headDim)
+// and 1, or (phi3) 1 and 1/sqrt(headDim).
+func (s *Session) attnScales() (scale, qScale float32) {
+	scale, qScale = 1/float32(math.Sqrt(float64(s.m.Config.HeadDim))), 1
 	if s.m.spec.scaleQ {
 		scale, qScale = 1, scale
 	}
-	layerBase := l * s.ctx * c.KVDim
+	return scale, qScale
+}
+
+// attend is attention for the query q ([dim]) into xb ([dim]), with qh
+// ([headDim]) as scratch, one head after the other: Prefill runs it for
+// several positions at once.
+func (s *Session) attend(xb, q, qh []float32, l, pos int) {
+	c := &s.m.Config
+	hd := c.HeadDim
+	scale, qScale := s.attnScales()
 	for h := 0; h < c.Heads; h++ {
-		for i, v := range q[h*hd : (h+1)*hd] {
-			qh[i] = quant.FP16ToFP32(float16.Fromfloat32(v * qScale).Bits())
+		copy(qh, q[h*hd:(h+1)*hd])
+		roundFP16(qh[:hd], qScale)
+		s.attendHead(xb[h*hd:(h+1)*hd], qh[:hd], l, pos, h/c.KVMul, scale)
+	}
+}
+
+// roundFP16 sets x[i] = fp16(x[i]·scale), the value ggml's conversion of
+// the query to the keys' type gives.
+func roundFP16(x []float32, scale float32) {
+	for i, v := range x {
+		x[i] = quant.FP16ToFP32(float16.Fromfloat32(v * scale).Bits())
+	}
+}
+
+// attnTile is the number of scores computed at once (on the stack).
+const attnTile = 256
+
+// attendHead sets out ([headDim]) to softmax(qh·K/scale)·V over positions
+// 0..pos of KV head kvh of layer l, for the fp16-rounded query head qh.
+func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) {
+	kvDim := s.m.Config.KVDim
+	base := l*s.ctx*kvDim + kvh*len(qh) // key/value of this head at position 0
+	var tile [attnTile]float32
+	n := pos + 1
+	oneTile := n <= attnTile
+
+	maxScore := float32(math.Inf(-1))
+	for t0 := 0; t0 < n; t0 += attnTile {
+		sc := s.scores(tile[:min(attnTile, n-t0)], qh, base+t0*kvDim, scale)
+		for _, v := range sc {
+			maxScore = max(maxScore, v)
 		}
-		out := xb[h*hd : (h+1)*hd]
-		clear(out)
-		base := layerBase + (h/c.KVMul)*hd // key/value of this head at position 0
-		maxScore := float32(math.Inf(-1))
-		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
-			maxScore = max(maxScore, s.score(qh, off, scale))
+	}
+	var sum float64
+	for t0 := 0; t0 < n; t0 += attnTile {
+		sc := tile[:min(attnTile, n-t0)]
+		if !oneTile {
+			s.scores(sc, qh, base+t0*kvDim, scale)
 		}
-		var sum float64
-		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
-			sum += float64(expf(s.score(qh, off, scale) - maxScore))
+		expShift(sc, maxScore)
+		for _, e := range sc {
+			sum += float64(e)
 		}
-		inv := float32(1 / sum)
-		for t, off := 0, base; t <= pos; t, off = t+1, off+c.KVDim {
-			p := expf(s.score(qh, off, scale)-maxScore) * inv
-			p = quant.FP16ToFP32(float16.Fromfloat32(p).Bits())
-			axpyF16Vec(out, p, s.valCache[off:off+hd])
+	}
+	inv := float32(1 / sum)
+	clear(out)
+	for t0 := 0; t0 < n; t0 += attnTile {
+		sc := tile[:min(attnTile, n-t0)]
+		if !oneTile {
+			s.scores(sc, qh, base+t0*kvDim, scale)
+			expShift(sc, maxScore)
+		}
+		for i, e := range sc {
+			p := quant.FP16ToFP32(float16.Fromfloat32(e * inv).Bits())
+			off := base + (t0+i)*kvDim
+			axpyF16Vec(out, p, s.valCache[off:off+len(out)])
 		}
 	}
 }
 
-// score is the scaled dot of the fp16-rounded query in qh with the key at
-// keyCache[off:], rounded to float32 before the max is subtracted.
-func (s *Session) score(qh []float32, off int, scale float32) float32 {
-	return float32(dotF16Vec(qh, s.keyCache[off:off+len(qh)]) * scale)
+// scores sets sc[i] to the scaled dot of the fp16-rounded query qh with the
+// key of the i-th position from keyCache[off:] (rounded to float32 before
+// the max is subtracted) and returns sc.
+func (s *Session) scores(sc, qh []float32, off int, scale float32) []float32 {
+	kvDim := s.m.Config.KVDim
+	for i := range sc {
+		sc[i] = float32(dotF16Vec(qh, s.keyCache[off:off+len(qh)]) * scale)
+		off += kvDim
+	}
+	return sc
 }

@@ -1,9 +1,10 @@
-//go:build !(goexperiment.simd && wasm)
+//go:build !(goexperiment.simd && (wasm || amd64))
 
 package engine
 
 // The hot loops of attention over the fp16 KV cache. kernels_simd.go has
-// their wasm SIMD128 twins; here they are the readable kernels of ops.go.
+// their wasm SIMD128 twins, kernels_amd64_simd.go their AVX2 ones; here
+// they are the readable kernels of ops.go.
 
 // dotF16Vec returns the dot of a float32 vector with an fp16 vector.
 func dotF16Vec(a []float32, b []uint16) float32 { return dotF16(a, b) }

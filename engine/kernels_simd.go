@@ -28,9 +28,8 @@ func fp16x4(u archsimd.Uint32x4) archsimd.Float32x4 {
 	return bits.Or(sign).BitsToFloat32()
 }
 
-// dotF16Vec returns the dot of a float32 vector with an fp16 vector. It
-// sums in eight float32 lanes, so it differs from dotF16's sequential sum
-// by rounding only: both are within n·2^-24·Σ|a_i·b_i| of the exact dot.
+// dotF16Vec is dotF16, bit for bit: acc0 holds its running sums 0-3, acc1
+// sums 4-7, reduced as it does.
 func dotF16Vec(a []float32, b []uint16) float32 {
 	n := len(a)
 	b = b[:n]
@@ -45,9 +44,9 @@ func dotF16Vec(a []float32, b []uint16) float32 {
 		acc1 = acc1.Add(x1.Mul(fp16x4(h.ExtendHi4ToUint32())))
 	}
 	acc := acc0.Add(acc1)
-	sum := acc.GetElem(0) + acc.GetElem(1) + (acc.GetElem(2) + acc.GetElem(3))
+	sum := acc.GetElem(0) + acc.GetElem(2) + (acc.GetElem(1) + acc.GetElem(3))
 	for ; i < n; i++ {
-		sum += a[i] * quant.FP16ToFP32(b[i])
+		sum += float32(a[i] * quant.FP16ToFP32(b[i]))
 	}
 	return sum
 }
@@ -67,6 +66,6 @@ func axpyF16Vec(y []float32, a float32, x []uint16) {
 		archsimd.LoadFloat32x4Array(y1).Add(va.Mul(fp16x4(h.ExtendHi4ToUint32()))).StoreArray(y1)
 	}
 	for ; i < n; i++ {
-		y[i] += a * quant.FP16ToFP32(x[i])
+		y[i] += float32(a * quant.FP16ToFP32(x[i]))
 	}
 }

@@ -56,6 +56,13 @@ func swiglu(gate, up []float32) {
 	}
 }
 
+// expShift sets x[i] = e^(x[i]-m), the exponentials of softmax.
+func expShift(x []float32, m float32) {
+	for i, v := range x {
+		x[i] = expf(v - m)
+	}
+}
+
 // add sets dst += src.
 func add(dst, src []float32) {
 	for i, v := range src {
@@ -65,21 +72,36 @@ func add(dst, src []float32) {
 
 func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
 
-// dotF16 returns the dot of a float32 vector with an fp16 vector.
+// dotF16 returns the dot of a float32 vector with an fp16 vector, summed in
+// the order of its SIMD twins: eight running sums, sum j over the products
+// j, j+8, j+16, ..., added pairwise as (s0+s4 + s2+s6) + (s1+s5 + s3+s7)
+// (the halves of an eight-lane register, then of a four-lane one), then
+// the products of the last len(a)%8 elements in order. Each product is
+// rounded to float32 before it is added (no fused multiply-add), so every
+// build computes the same bits. (In attention both factors are fp16
+// values, whose products float32 holds exactly.)
 func dotF16(a []float32, b []uint16) float32 {
 	b = b[:len(a)]
-	var sum float32
-	for i, v := range a {
-		sum += v * quant.FP16ToFP32(b[i])
+	var s [8]float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		for j := range s {
+			s[j] += float32(a[i+j] * quant.FP16ToFP32(b[i+j]))
+		}
+	}
+	sum := (s[0] + s[4] + (s[2] + s[6])) + (s[1] + s[5] + (s[3] + s[7]))
+	for ; i < len(a); i++ {
+		sum += float32(a[i] * quant.FP16ToFP32(b[i]))
 	}
 	return sum
 }
 
-// axpyF16 sets y += a * x for an fp16 vector x.
+// axpyF16 sets y += a * x for an fp16 vector x (the product rounded to
+// float32 before the add, as in the SIMD twins).
 func axpyF16(y []float32, a float32, x []uint16) {
 	x = x[:len(y)]
 	for i := range y {
-		y[i] += a * quant.FP16ToFP32(x[i])
+		y[i] += float32(a * quant.FP16ToFP32(x[i]))
 	}
 }
 

@@ -61,6 +61,8 @@ type Session struct {
 	pool  *pool
 	parts *parts // the other parts of a split model; nil when whole
 
+	heads headAttention // Forward's attention over the pool (attention.go)
+
 	batch *batch // Prefill's buffers, made by its first call
 }
 
