@@ -9,12 +9,36 @@
 // streamed straight into the engine's memory, where it is parsed in place, so
 // it exists once in memory after loading. Models fetched by URL are kept in the
 // Cache API; PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
+//
+// Go runs one thread per wasm instance, so where the page is cross-origin
+// isolated (SharedArrayBuffer) a model can be split over several Workers
+// (opts.workers; default 2 there on a machine with 2+ cores, else 1): each
+// holds its rows of every weight matrix, and per matrix product the lead
+// worker, which runs the model, shares the activations with the others
+// through a SharedArrayBuffer and Atomics (wasm/worker/split_js.go). The model
+// file passes through one SharedArrayBuffer that every worker copies its part
+// out of, and is dropped after loading: the model still exists once.
 
 const CACHE = "picolm-models-v1";
 const BUILTIN = "builtin";
 
 /** Largest model file the engine accepts (wasm32 memory); the worker reports the exact value. */
 export let maxModelBytes = 3 * 2 ** 30 + 128 * 2 ** 20;
+
+/** Bytes of the channel between the lead worker and each other worker (activations, replies). */
+const CHANNEL_BYTES = 8 << 20;
+const CH_STATE = 2, CH_RESP = 1, CH_FAILED = 2; // slots of the channel (see split_js.go)
+const MAX_WORKERS = 16;
+
+/** Whether a model can be split over Workers here (SharedArrayBuffer needs cross-origin isolation). */
+export function canSplit() {
+  return !!globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function" && typeof Atomics === "object";
+}
+
+/** The Workers a model is split over by default: 2 when canSplit() and the machine has 2+ cores, else 1. */
+export function defaultWorkers() {
+  return canSplit() && (navigator.hardwareConcurrency || 1) >= 2 ? 2 : 1;
+}
 
 /** A loading error whose message is meant for people. */
 export class PicoLMError extends Error {
@@ -47,9 +71,11 @@ class Engine {
     this.ready = new Promise((resolve, reject) => { this._ready = { resolve, reject }; });
     this.worker.onmessage = (e) => this._onMessage(e.data);
     this.worker.onerror = (e) => this._die(e.message || "the engine worker failed");
+    this.onDie = null; // a shard worker marks its channel failed, so the lead stops waiting for it
   }
 
   _die(message) {
+    if (this.onDie) this.onDie();
     this.dead = new PicoLMError(message);
     this._ready.reject(this.dead);
     for (const p of this.pending.values()) p.reject(this.dead);
@@ -245,17 +271,125 @@ async function stream(engine, s, opts) {
   return r;
 }
 
+// splitSource opens a source for a split load: {name, size, fromCache, fill(u8)}
+// where fill copies the file into u8 (a view of a SharedArrayBuffer),
+// reporting progress.
+async function splitSource(source, opts) {
+  const progress = (name, size, fromCache) => {
+    const started = performance.now();
+    return (loaded) => {
+      if (!opts.onProgress) return;
+      const secs = (performance.now() - started) / 1000;
+      opts.onProgress({ loaded, total: size, fraction: size ? loaded / size : 1, bytesPerSec: secs > 0 ? loaded / secs : 0, fromCache, name });
+    };
+  };
+  const fromBlob = (blob, name, fromCache) => ({
+    name, size: blob.size, fromCache,
+    async fill(u8) {
+      const report = progress(name, blob.size, fromCache);
+      const STEP = 8 << 20;
+      for (let off = 0; off < blob.size; off += STEP) {
+        if (opts.signal && opts.signal.aborted) throw new PicoLMError("loading was cancelled");
+        const end = Math.min(off + STEP, blob.size);
+        u8.set(new Uint8Array(await blob.slice(off, end).arrayBuffer()), off);
+        report(end);
+      }
+    },
+  });
+  if (source instanceof Uint8Array) {
+    if (source.byteOffset !== 0 || source.byteLength !== source.buffer.byteLength) source = source.slice();
+    source = source.buffer;
+  }
+  if (source instanceof ArrayBuffer) {
+    // Taken from the caller as with one worker (detached there), copied into
+    // the shared buffer, then dropped.
+    const name = opts.name || "model.gguf";
+    if (source.byteLength > maxModelBytes) throw tooLarge(name, source.byteLength);
+    let buf = structuredClone(source, { transfer: [source] });
+    return { name, size: buf.byteLength, fromCache: false, async fill(u8) { u8.set(new Uint8Array(buf)); buf = null; } };
+  }
+  if (source instanceof Blob) return fromBlob(source, source.name || "model.gguf", false);
+  const url = cacheKey(String(source));
+  const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
+  const cache = opts.cache === false ? null : await openCache();
+  if (cache) {
+    let hit = await cache.match(url);
+    const fromCache = !!hit;
+    if (!hit && (await download(cache, url, name, opts))) hit = await cache.match(url);
+    if (hit) return { ...fromBlob(await hit.blob(), name, fromCache), url, cache };
+  }
+  const s = await openSource(source, opts);
+  return {
+    name, size: s.size, fromCache: false,
+    async fill(u8) {
+      const report = progress(name, s.size, false);
+      let loaded = 0;
+      for await (const chunk of iterate(s.chunks)) {
+        if (opts.signal && opts.signal.aborted) throw new PicoLMError("loading was cancelled");
+        if (loaded + chunk.byteLength > s.size) throw new PicoLMError(`${name} is longer than the announced ${s.size} bytes`);
+        u8.set(chunk, loaded);
+        loaded += chunk.byteLength;
+        report(loaded);
+      }
+      if (loaded !== s.size) throw new PicoLMError(`${name} ended after ${loaded} of ${s.size} bytes`);
+    },
+  };
+}
+
+// loadSplit loads a model split over the lead engine and n-1 new shard
+// workers: resolves {loaded, shards}. On failure the shards are terminated.
+async function loadSplit(engine, source, opts, n) {
+  const src = await splitSource(source, opts);
+  if (src.size > maxModelBytes) throw tooLarge(src.name, src.size);
+  const shards = [];
+  try {
+    let model = new SharedArrayBuffer(src.size);
+    await src.fill(new Uint8Array(model));
+    const channels = [];
+    for (let k = 1; k < n; k++) {
+      const channel = new SharedArrayBuffer(CHANNEL_BYTES);
+      const shard = new Engine(opts.workerURL);
+      shard.onDie = () => {
+        const i32 = new Int32Array(channel);
+        Atomics.store(i32, CH_STATE, CH_FAILED);
+        Atomics.notify(i32, CH_STATE);
+        Atomics.notify(i32, CH_RESP);
+      };
+      channels.push(channel);
+      shards.push(shard);
+    }
+    await Promise.all(shards.map((s) => s.ready));
+    shards.forEach((s, i) => s.post({ type: "shard", id: 0, model, size: src.size, part: i + 1, parts: n, channel: channels[i] }));
+    const loaded = await engine.request({ type: "loadSplit", name: src.name, model, size: src.size, channels });
+    model = null; // every worker has its part: the file's buffer can go
+    return { loaded, shards };
+  } catch (e) {
+    for (const s of shards) s.terminate();
+    if (src.cache && src.url) await src.cache.delete(src.url).catch(() => {}); // do not keep a file the engine refused
+    throw e;
+  }
+}
+
+function workersFor(source, opts) {
+  const n = opts.workers ?? defaultWorkers();
+  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) throw new PicoLMError(`workers must be an integer from 1 to ${MAX_WORKERS}, got ${n}`);
+  // The built-in model is part of the engine's binary: it is not split.
+  if (source === BUILTIN || source == null || !canSplit()) return 1;
+  return n;
+}
+
 /** A loaded model running in its own Web Worker. */
 export class PicoLM {
-  constructor(engine, loaded) {
+  constructor(engine, loaded, shards = []) {
     this._engine = engine;
+    this._shards = shards;
     this._set(loaded);
   }
 
   _set(loaded) {
-    /** Model description: name, arch, bytes, params, dim, layers, vocabSize, context, fileType, chatTemplate, builtIn. */
+    /** Model description: name, arch, bytes, params, dim, layers, vocabSize, context, fileType, chatTemplate, builtIn, workers. */
     this.info = loaded.info;
-    /** Worker memory after loading: {wasmBytes, jsHeapBytes}. */
+    /** Worker memory after loading: {wasmBytes, jsHeapBytes}, and with several workers {shardWasmBytes, totalWasmBytes, workers}. */
     this.memory = loaded.memory;
   }
 
@@ -263,13 +397,15 @@ export class PicoLM {
    * Load a model: a URL (fetched, cached), a File or Blob (streamed), an
    * ArrayBuffer or Uint8Array (transferred to the worker: the caller's buffer
    * is detached), or nothing / "builtin" for the built-in stories260K.
-   * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache}), signal, cache: true, workerURL}.
+   * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache}), signal, cache: true, workerURL,
+   * workers: the Workers the model is split over (default defaultWorkers(); 1 where the page is not
+   * cross-origin isolated and for the built-in model)}.
    */
   static async load(source = BUILTIN, opts = {}) {
     const engine = new Engine(opts.workerURL);
     try {
-      const loaded = await PicoLM._loadInto(engine, source, opts);
-      return new PicoLM(engine, loaded);
+      const { loaded, shards } = await PicoLM._loadInto(engine, source, opts);
+      return new PicoLM(engine, loaded, shards);
     } catch (e) {
       engine.terminate();
       throw e;
@@ -279,12 +415,23 @@ export class PicoLM {
   /** Replace the model in this worker by another (same sources as load). On failure no model is loaded. */
   async load(source = BUILTIN, opts = {}) {
     this.info = null;
-    this._set(await PicoLM._loadInto(this._engine, source, opts));
+    for (const s of this._shards) s.terminate();
+    this._shards = [];
+    const { loaded, shards } = await PicoLM._loadInto(this._engine, source, opts);
+    this._shards = shards;
+    this._set(loaded);
     return this;
   }
 
   static async _loadInto(engine, source, opts) {
+    const n = workersFor(source, opts);
     await engine.ready;
+    if (n > 1) return loadSplit(engine, source, opts, n);
+    if (engine.dead) throw engine.dead;
+    return { loaded: await PicoLM._loadOne(engine, source, opts), shards: [] };
+  }
+
+  static async _loadOne(engine, source, opts) {
     if (source === BUILTIN || source == null) return engine.request({ type: "load", builtin: true });
     if (source instanceof Uint8Array) {
       if (source.byteOffset !== 0 || source.byteLength !== source.buffer.byteLength) source = source.slice();
@@ -388,8 +535,12 @@ export class PicoLM {
   /** Stop the running generation after its current token. */
   stop() { if (this._stop) this._stop(); }
 
-  /** Terminate the worker and free the model's memory. */
-  unload() { this._engine.terminate(); }
+  /** Terminate the workers and free the model's memory. */
+  unload() {
+    for (const s of this._shards) s.terminate();
+    this._shards = [];
+    this._engine.terminate();
+  }
 
   /** Models in the cache: [{url, bytes, cachedAt}]. */
   static async cached() {

@@ -13,6 +13,41 @@ globalThis.picolmMemory = () => ({
   jsHeapBytes: self.performance && performance.memory ? performance.memory.usedJSHeapSize : 0,
 });
 
+// The primitives of a split model's channel (wasm/worker/split_js.go), one
+// call each from Go: a call from Go into JS costs far more than an
+// Atomics.load, so the polling happens here. Slots: 0 request sequence,
+// 1 response sequence, 3 status, 4 matrix id, 5 activations, 6 bytes per
+// activation, 7 results.
+const SPIN_MS = 0.25; // poll this long before sleeping in Atomics.wait
+globalThis.picolmChannel = {
+  // request publishes a product for the shard (the lead).
+  request(i32, id, acts, actLen, outLen, seq) {
+    i32[4] = id; i32[5] = acts; i32[6] = actLen; i32[7] = outLen;
+    Atomics.store(i32, 0, seq);
+    Atomics.notify(i32, 0);
+  },
+  // reply publishes the shard's answer to request seq.
+  reply(i32, status, outLen, seq) {
+    i32[3] = status; i32[7] = outLen;
+    Atomics.store(i32, 1, seq);
+    Atomics.notify(i32, 1);
+  },
+  // await returns slot i once it no longer holds v, or after about ms
+  // milliseconds: polling first, then sleeping.
+  await(i32, i, v, ms) {
+    const t0 = performance.now();
+    for (let n = 1; ; n++) {
+      const cur = Atomics.load(i32, i);
+      if (cur !== v || ms <= 0) return cur;
+      if ((n & 255) === 0) {
+        const el = performance.now() - t0;
+        if (el >= ms) return cur;
+        if (el > SPIN_MS) Atomics.wait(i32, i, v, ms - el);
+      }
+    }
+  },
+};
+
 (async () => {
   try {
     const go = new Go();

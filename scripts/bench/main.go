@@ -17,6 +17,7 @@
 //	native-1, native-2      our CLI, 1 and 2 threads
 //	wasip1-node             our wasip1 build (SIMD128) under Node's WASI
 //	browser-picolm          our engine in headless Chromium through web/picolm.js
+//	browser-picolm-2        the same, the model split over 2 Workers (SharedArrayBuffer)
 //	llamacpp-1, llamacpp-2  node-llama-cpp, CPU only
 //	wllama-1, wllama-2      @wllama/wllama in the same Chromium (2 threads: COOP/COEP)
 //
@@ -82,7 +83,7 @@ func main() {
 	check(os.MkdirAll(*cache, 0o755))
 	start := time.Now()
 
-	runners := []string{"native-1", "native-2", "wasip1-node", "browser-picolm", "llamacpp-1", "llamacpp-2", "wllama-1", "wllama-2"}
+	runners := []string{"native-1", "native-2", "wasip1-node", "browser-picolm", "browser-picolm-2", "llamacpp-1", "llamacpp-2", "wllama-1", "wllama-2"}
 	if *only != "" {
 		runners = strings.Split(*only, ",")
 	}
@@ -185,7 +186,12 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 	case "wasip1":
 		cmd = exec.Command("node", "--no-warnings", "--single-threaded-gc", filepath.Join(root, "scripts/bench/wasi.mjs"), wasip1, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-c", "2048")
 	case "browser":
-		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "picolm", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), "1")
+		// browser-picolm: one Worker; browser-picolm-N: the model split over N.
+		workers := "1"
+		if _, n, ok := strings.Cut(threads, "-"); ok {
+			workers = n
+		}
+		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "picolm", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), workers)
 	case "llamacpp":
 		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/llamacpp.mjs"), model, threads, idsJSON, strconv.Itoa(gen))
 	case "wllama":
@@ -255,10 +261,11 @@ func best(rs []result) map[[2]string]result {
 
 // ours maps each of our runners to the peers it is compared with.
 var ours = map[string][]string{
-	"native-1":       {"llamacpp-1"},
-	"native-2":       {"llamacpp-2"},
-	"wasip1-node":    {"wllama-1", "wllama-2"},
-	"browser-picolm": {"wllama-1", "wllama-2"},
+	"native-1":         {"llamacpp-1"},
+	"native-2":         {"llamacpp-2"},
+	"wasip1-node":      {"wllama-1", "wllama-2"},
+	"browser-picolm":   {"wllama-1", "wllama-2"},
+	"browser-picolm-2": {"wllama-1", "wllama-2"},
 }
 
 func table(res map[[2]string]result, runners, types []string, gen, plen int, took time.Duration) string {

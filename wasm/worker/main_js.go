@@ -6,6 +6,9 @@
 // Page → worker: {type, id, ...}
 //
 //	load     {builtin: true} or {name, bytes: ArrayBuffer (transferred)}
+//	loadSplit {name, model: SharedArrayBuffer, size, channels: [SharedArrayBuffer]}
+//	                                 the lead of a model split over workers (split_js.go)
+//	shard    {model, size, part, parts, channel}  serve a part (never returns; replies shardReady or error)
 //	begin    {name, size}            then chunk {data: ArrayBuffer}..., then end
 //	blob     {name, blob: Blob}      read by the worker in slices (progress {loaded} replies), then loaded
 //	sync     {}                      answered with ok once the messages before it are handled
@@ -36,6 +39,7 @@ type bridge struct {
 	running float64       // id of the running generation
 	resume  chan struct{}
 	port    js.Value
+	peers   []*sabPeer // the shards of a split model
 }
 
 func main() {
@@ -62,11 +66,16 @@ func main() {
 	}))
 	b.post(map[string]any{"type": "ready", "maxModelBytes": float64(protocol.MaxModelBytes)}, nil)
 	for req := range b.queue {
-		if req.Get("type").String() == "blob" {
+		switch req.Get("type").String() {
+		case "blob":
 			b.readBlob(req)
-			continue
+		case "loadSplit":
+			b.loadSplit(req)
+		case "shard":
+			b.serveShard(req)
+		default:
+			b.generate(req)
 		}
-		b.generate(req)
 	}
 }
 
@@ -91,12 +100,24 @@ func (b *bridge) fail(id js.Value, err error) {
 }
 
 // memory reports the worker's memory: the wasm linear memory (Go's whole
-// heap, which never shrinks) and the JS heap where Chromium exposes it.
-func (b *bridge) memory() any {
-	if f := js.Global().Get("picolmMemory"); f.Type() == js.TypeFunction {
-		return f.Invoke()
+// heap, which never shrinks) and the JS heap where Chromium exposes it;
+// with a split model also the shards' wasm memories and the total.
+func (b *bridge) memory() js.Value {
+	f := js.Global().Get("picolmMemory")
+	if f.Type() != js.TypeFunction {
+		return js.Null()
 	}
-	return nil
+	m := f.Invoke()
+	if len(b.peers) > 0 && m.Type() == js.TypeObject {
+		shards := 0.0
+		for _, p := range b.peers {
+			shards += float64(p.c.load(ixPages)) * 65536
+		}
+		m.Set("shardWasmBytes", shards)
+		m.Set("totalWasmBytes", m.Get("wasmBytes").Float()+shards)
+		m.Set("workers", len(b.peers)+1)
+	}
+	return m
 }
 
 func (b *bridge) loaded(id js.Value, info protocol.ModelInfo, err error) {
@@ -143,7 +164,7 @@ func (b *bridge) handle(msg js.Value) {
 	case "end":
 		info, err := b.w.Finish()
 		b.loaded(id, info, err)
-	case "generate", "blob":
+	case "generate", "blob", "loadSplit", "shard":
 		b.queue <- msg
 	case "stop":
 		if id.Float() == b.running {
@@ -151,6 +172,7 @@ func (b *bridge) handle(msg js.Value) {
 		}
 	case "unload":
 		b.w.Unload()
+		b.peers = nil
 		b.reply(id, "unloaded", map[string]any{"memory": b.memory()})
 	default:
 		b.reply(id, "error", map[string]any{"message": "unknown message type " + t})

@@ -270,3 +270,40 @@ test("the JS API from a separate page (README example)", async () => {
     await context.close();
   }
 });
+
+test("a model split over 2 Workers generates what 1 Worker does", async () => {
+  const context = await browser.newContext();
+  const names = ["tinyllamas-stories-260k-q8_0.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"];
+  for (const n of names) copyFileSync(join(testdata, n), join(server.models, "split-" + n));
+  const bad = join(server.models, "split-bad.gguf");
+  writeFileSync(bad, "GGUF\x03\x00\x00\x00garbage");
+  try {
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${server.url}web/test/api.html`);
+    await page.waitForFunction(() => window.ready);
+    // A short prompt, and one longer than a prefill batch (16 tokens).
+    const prompts = ["Once upon a time", references[1].prompt + " The little dog ran to the park and saw a big red ball under the tree"];
+    const r = await page.evaluate(([u, p, b]) => window.runSplit(u, p, b),
+      [names.map((n) => `${server.url}test-models/split-${n}`), prompts, `${server.url}test-models/split-bad.gguf`]);
+    assert.equal(r.isolated, true);
+    assert.equal(r.defaultWorkers, 2);
+    assert.equal(r.runs.length, names.length * prompts.length);
+    for (const run of r.runs) {
+      assert.equal(run.workers1, 1);
+      assert.equal(run.workers2, 2);
+      assert.ok(run.stats2.generated > 0);
+      assert.equal(run.text2, run.text1, `${run.url}: ${run.prompt}`);
+      assert.equal(run.stats2.generated, run.stats1.generated);
+      assert.ok(run.memory.shardWasmBytes > 0 && run.memory.totalWasmBytes > run.memory.wasmBytes, JSON.stringify(run.memory));
+    }
+    assert.ok(r.runs.some((run) => run.stats1.promptTokens > 16), "a prompt spans prefill batches");
+    assert.match(r.bad, /split-bad\.gguf/);
+    assert.deepEqual(errors, []);
+  } finally {
+    for (const n of names) rmSync(join(server.models, "split-" + n), { force: true });
+    rmSync(bad, { force: true });
+    await context.close();
+  }
+});

@@ -13,6 +13,7 @@ package protocol
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,7 @@ type ModelInfo struct {
 	FileType     string // weight types present
 	ChatTemplate string // the recognised template family ("" = plain completion)
 	BuiltIn      bool
+	Workers      int // instances the model is split over (1: whole)
 }
 
 // Message is one chat turn.
@@ -180,20 +182,63 @@ func (w *Worker) Finish() (ModelInfo, error) {
 	return w.load(b, name)
 }
 
+// LoadSplit loads the lead's part of a model split over 1+len(peers)
+// instances (one Web Worker each): the file, of size bytes, is read through
+// r (a SharedArrayBuffer every instance reads) and only the lead's part is
+// copied out of it: the header, the embeddings and norms, and its rows of
+// every matrix. The peers serve the other parts (see LoadShard).
+func (w *Worker) LoadSplit(name string, r io.ReaderAt, size int64, peers []engine.Peer) (ModelInfo, error) {
+	if w.running.Load() {
+		return ModelInfo{}, ErrBusy
+	}
+	if size > MaxModelBytes {
+		return ModelInfo{}, fmt.Errorf("%w: %s is %s; the browser engine holds at most %s", ErrTooLarge, name, FormatBytes(size), FormatBytes(MaxModelBytes))
+	}
+	w.Unload()
+	f, err := gguf.ParseHeader(r, size)
+	if err != nil {
+		return ModelInfo{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return w.open(f, name, size, engine.LoadOptions{Data: r, Parts: 1 + len(peers)}, peers)
+}
+
+// LoadShard loads part of parts of the model of size bytes read through r,
+// for a Web Worker that serves it to the lead (LoadSplit).
+func LoadShard(r io.ReaderAt, size int64, part, parts int) (*engine.Shard, error) {
+	if size > MaxModelBytes {
+		return nil, fmt.Errorf("%w: %s", ErrTooLarge, FormatBytes(size))
+	}
+	f, err := gguf.ParseHeader(r, size)
+	if err != nil {
+		return nil, err
+	}
+	m, err := engine.LoadWith(f, engine.LoadOptions{Data: r, Part: part, Parts: parts})
+	if err != nil {
+		return nil, err
+	}
+	return engine.NewShard(m)
+}
+
 func (w *Worker) load(b []byte, name string) (ModelInfo, error) {
+	f, err := gguf.Parse(b)
+	if err != nil {
+		w.Unload()
+		return ModelInfo{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return w.open(f, name, int64(len(b)), engine.LoadOptions{}, nil)
+}
+
+// open loads the model of the parsed file f and makes its session.
+func (w *Worker) open(f *gguf.File, name string, size int64, o engine.LoadOptions, peers []engine.Peer) (ModelInfo, error) {
 	fail := func(err error) (ModelInfo, error) {
 		w.Unload()
 		return ModelInfo{}, fmt.Errorf("%s: %w", name, err)
 	}
-	f, err := gguf.Parse(b)
+	m, err := engine.LoadWith(f, o)
 	if err != nil {
 		return fail(err)
 	}
-	m, err := engine.Load(f)
-	if err != nil {
-		return fail(err)
-	}
-	s, err := m.NewSession(engine.SessionOptions{Context: DefaultContext, Threads: 1})
+	s, err := m.NewSession(engine.SessionOptions{Context: DefaultContext, Threads: 1, Peers: peers})
 	if err != nil {
 		return fail(err)
 	}
@@ -203,7 +248,7 @@ func (w *Worker) load(b []byte, name string) (ModelInfo, error) {
 	w.info = ModelInfo{
 		Name:         name,
 		Arch:         c.Arch,
-		Bytes:        int64(len(b)),
+		Bytes:        size,
 		Params:       approxParams(c),
 		Dim:          c.Dim,
 		Layers:       c.Layers,
@@ -213,6 +258,7 @@ func (w *Worker) load(b []byte, name string) (ModelInfo, error) {
 		Context:      s.Context(),
 		FileType:     c.FileTypeStr,
 		ChatTemplate: w.chat.name(),
+		Workers:      1 + len(peers),
 	}
 	if c.Name != "" {
 		w.info.Name = c.Name + " (" + name + ")"

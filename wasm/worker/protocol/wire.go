@@ -19,6 +19,7 @@ func (i ModelInfo) Map() map[string]any {
 		"fileType":     i.FileType,
 		"chatTemplate": i.ChatTemplate,
 		"builtIn":      i.BuiltIn,
+		"workers":      i.Workers,
 	}
 }
 

@@ -1,0 +1,92 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/picolm/picolm-wasm/engine"
+)
+
+// chanPeer reaches a Shard served by a goroutine (the browser's transport is
+// a SharedArrayBuffer between Workers, in the bridge).
+type chanPeer struct {
+	sh   *engine.Shard
+	req  chan func() error
+	done chan error
+}
+
+func newChanPeer(t *testing.T, sh *engine.Shard) *chanPeer {
+	p := &chanPeer{sh: sh, req: make(chan func() error, 1), done: make(chan error, 1)}
+	go func() {
+		for f := range p.req {
+			p.done <- f()
+		}
+	}()
+	t.Cleanup(func() { close(p.req) })
+	return p
+}
+
+func (p *chanPeer) Info() (engine.ShardInfo, error) { return p.sh.Info(), nil }
+func (p *chanPeer) Start(id int, acts [][]byte, out []float32) error {
+	p.req <- func() error { return p.sh.Serve(id, acts, out) }
+	return nil
+}
+func (p *chanPeer) Wait() error { return <-p.done }
+
+// TestLoadSplit: a model loaded through a reader in two parts (the lead and
+// a shard) generates what the whole model does, and a shard of another model
+// is refused, leaving no model loaded.
+func TestLoadSplit(t *testing.T) {
+	b, err := os.ReadFile(testdata + "tinyllamas-stories-260k-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := New()
+	if err := whole.Begin("q8.gguf", int64(len(b))); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ := whole.Next(len(b))
+	copy(dst, b)
+	if _, err := whole.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	r := GenerateRequest{Prompt: "Once upon a time", MaxTokens: 60}
+	want, _ := collect(t, whole, r)
+
+	sh, err := LoadShard(bytes.NewReader(b), int64(len(b)), 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := New()
+	info, err := w.LoadSplit("q8.gguf", bytes.NewReader(b), int64(len(b)), []engine.Peer{newChanPeer(t, sh)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Workers != 2 || info.Bytes != int64(len(b)) {
+		t.Fatalf("info %+v", info)
+	}
+	got, _ := collect(t, w, r)
+	if got != want || len(got) < 20 {
+		t.Fatalf("split model: %q\nwhole model: %q", got, want)
+	}
+
+	other, err := os.ReadFile(testdata + "stories260K.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	osh, err := LoadShard(bytes.NewReader(other), int64(len(other)), 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.LoadSplit("q8.gguf", bytes.NewReader(b), int64(len(b)), []engine.Peer{newChanPeer(t, osh)}); !errors.Is(err, engine.ErrShard) {
+		t.Fatalf("a shard of another model: %v", err)
+	}
+	if _, ok := w.Info(); ok {
+		t.Fatal("a model is loaded after a failed load")
+	}
+	if _, err := LoadShard(bytes.NewReader(b[:1000]), 1000, 1, 2); err == nil {
+		t.Fatal("a truncated file loaded as a shard")
+	}
+}

@@ -1,0 +1,340 @@
+//go:build js
+
+package main
+
+// A model split over Web Workers (engine.LoadOptions.Parts): the page puts
+// the model file in a SharedArrayBuffer that every worker reads (each copies
+// only its part out of it, then lets it go), and gives each shard worker a
+// channel, another SharedArrayBuffer, shared with the lead. Per matrix
+// product the lead writes the quantized activations and the matrix id into
+// the channel, bumps the request sequence (Atomics.store + notify), computes
+// its own rows and waits (Atomics.wait; allowed in workers) for the response
+// sequence; the shard, blocked on the request sequence, computes its rows
+// and writes them back as float32. Go's wasm memory is not shared: the bytes
+// move with js.CopyBytesToGo / CopyBytesToJS through Uint8Array views.
+//
+// Channel layout (Int32 slots, then byte regions):
+//
+//	0 request sequence (lead)      1 response sequence (shard)
+//	2 state: 0 loading, 1 serving, 2 failed (the shard's load failed, or
+//	  the page saw its worker die)
+//	3 status of the response: 0 ok, 1 error (message at msgOff)
+//	4 matrix id   5 activations   6 bytes per activation   7 floats in the reply
+//	8 part   9 parts   10 the shard's wasm memory in 64 KiB pages   11 message length
+//	bytes 64..96 the model identity, 128..1152 the error message,
+//	actsOff.. the activations, outOff.. the reply.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"syscall/js"
+	"time"
+	"unsafe"
+
+	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/wasm/worker/protocol"
+)
+
+const (
+	ixReq, ixResp, ixState, ixStatus  = 0, 1, 2, 3
+	ixID, ixActs, ixActLen, ixOutLen  = 4, 5, 6, 7
+	ixPart, ixParts, ixPages, ixMsgLn = 8, 9, 10, 11
+
+	stateLoading, stateServing, stateFailed = 0, 1, 2
+
+	idOff   = 64
+	msgOff  = 128
+	msgMax  = 1024
+	actsOff = 4096
+	actsMax = 1 << 20
+	outOff  = actsOff + actsMax
+
+	// helloTimeout bounds how long the lead waits for a shard to load;
+	// replyTimeout for one product (a shard that died without the page
+	// noticing).
+	helloTimeout = 5 * time.Minute
+	replyTimeout = 2 * time.Minute
+)
+
+var errShardDied = errors.New("the shard worker failed")
+
+// channel is one lead–shard channel, as either side sees it. The polling
+// and signalling are web/worker.js's picolmChannel (one Go→JS call each).
+type channel struct {
+	atomics js.Value
+	prim    js.Value // picolmChannel
+	i32     js.Value // Int32Array over the whole buffer
+	head    js.Value // Uint8Array over slots 0..15
+	hdr     [64]byte // the slots, as last read
+	u8      js.Value // Uint8Array over the whole buffer
+	acts    js.Value // Uint8Array over the activations region
+	out     js.Value // Uint8Array over the reply region
+	outMax  int      // bytes of the reply region
+}
+
+func newChannel(sab js.Value) (*channel, error) {
+	n := sab.Get("byteLength").Int()
+	if n < outOff+4 {
+		return nil, fmt.Errorf("a shard channel of %d bytes; at least %d needed", n, outOff+4)
+	}
+	prim := js.Global().Get("picolmChannel")
+	if prim.Type() != js.TypeObject {
+		return nil, errors.New("no picolmChannel: the worker script is not web/worker.js")
+	}
+	u8 := js.Global().Get("Uint8Array").New(sab)
+	return &channel{
+		atomics: js.Global().Get("Atomics"),
+		prim:    prim,
+		head:    u8.Call("subarray", 0, 64),
+		i32:     js.Global().Get("Int32Array").New(sab),
+		u8:      u8,
+		acts:    u8.Call("subarray", actsOff, outOff),
+		out:     u8.Call("subarray", outOff),
+		outMax:  n - outOff,
+	}, nil
+}
+
+func (c *channel) load(i int) int32     { return int32(c.atomics.Call("load", c.i32, i).Int()) }
+func (c *channel) store(i int, v int32) { c.atomics.Call("store", c.i32, i, v) }
+func (c *channel) notify(i int)         { c.atomics.Call("notify", c.i32, i) }
+
+// await waits while slot i holds v, at most d, and returns the slot.
+func (c *channel) await(i int, v int32, d time.Duration) int32 {
+	return int32(c.prim.Call("await", c.i32, i, v, float64(d.Milliseconds())).Int())
+}
+
+// slots reads slots 0..15 (after an await saw the sequence move, which
+// orders the other side's plain writes before it).
+func (c *channel) slots() {
+	js.CopyBytesToGo(c.hdr[:], c.head)
+}
+
+func (c *channel) slot(i int) int32 { return int32(binary.LittleEndian.Uint32(c.hdr[4*i:])) }
+
+func (c *channel) setMessage(err error) {
+	b := []byte(err.Error())
+	b = b[:min(len(b), msgMax)]
+	js.CopyBytesToJS(c.u8.Call("subarray", msgOff, msgOff+msgMax), b)
+	c.store(ixMsgLn, int32(len(b)))
+}
+
+func (c *channel) message() string {
+	n := min(max(int(c.load(ixMsgLn)), 0), msgMax)
+	b := make([]byte, n)
+	js.CopyBytesToGo(b, c.u8.Call("subarray", msgOff, msgOff+n))
+	return string(b)
+}
+
+func f32bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
+}
+
+// sabReader reads the model file held in a SharedArrayBuffer.
+type sabReader struct {
+	u8   js.Value
+	size int64
+}
+
+func newSABReader(sab js.Value, size int64) (*sabReader, error) {
+	if n := int64(sab.Get("byteLength").Float()); n < size {
+		return nil, fmt.Errorf("the model buffer has %d bytes, the file %d", n, size)
+	}
+	return &sabReader{u8: js.Global().Get("Uint8Array").New(sab), size: size}, nil
+}
+
+func (r *sabReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off >= r.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), r.size-off))
+	// In slices: a subarray view costs nothing, and no JS copy is made.
+	const step = 64 << 20
+	for done := 0; done < n; done += step {
+		end := min(done+step, n)
+		js.CopyBytesToGo(p[done:end], r.u8.Call("subarray", float64(off)+float64(done), float64(off)+float64(end)))
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// sabPeer is the lead's side of a channel: an engine.Peer.
+type sabPeer struct {
+	c   *channel
+	seq int32
+	out []float32 // the started product's reply
+}
+
+func (p *sabPeer) Info() (engine.ShardInfo, error) {
+	deadline := time.Now().Add(helloTimeout)
+	for p.c.load(ixState) == stateLoading {
+		if time.Now().After(deadline) {
+			return engine.ShardInfo{}, errors.New("the shard worker did not load the model in time")
+		}
+		p.c.await(ixState, stateLoading, 100*time.Millisecond)
+	}
+	if p.c.load(ixState) != stateServing {
+		if m := p.c.message(); m != "" {
+			return engine.ShardInfo{}, errors.New(m)
+		}
+		return engine.ShardInfo{}, errShardDied
+	}
+	var info engine.ShardInfo
+	js.CopyBytesToGo(info.Identity[:], p.c.u8.Call("subarray", idOff, idOff+32))
+	info.Part, info.Parts = int(p.c.load(ixPart)), int(p.c.load(ixParts))
+	p.seq = p.c.load(ixResp)
+	return info, nil
+}
+
+func (p *sabPeer) Start(id int, acts [][]byte, out []float32) error {
+	n := len(acts[0])
+	if len(acts)*n > actsMax || 4*len(out) > p.c.outMax {
+		return fmt.Errorf("a product of %d activations of %d bytes and %d results does not fit the channel", len(acts), n, len(out))
+	}
+	if len(acts) == 1 {
+		js.CopyBytesToJS(p.c.acts, acts[0])
+	} else {
+		for b, a := range acts {
+			js.CopyBytesToJS(p.c.acts.Call("subarray", b*n), a)
+		}
+	}
+	p.seq++
+	p.out = out
+	p.c.prim.Call("request", p.c.i32, id, len(acts), n, len(out), p.seq)
+	return nil
+}
+
+func (p *sabPeer) Wait() error {
+	c := p.c
+	deadline := time.Now().Add(replyTimeout)
+	for c.await(ixResp, p.seq-1, 100*time.Millisecond) != p.seq {
+		if c.load(ixState) != stateServing {
+			return errShardDied
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the shard worker did not answer in %v", replyTimeout)
+		}
+	}
+	c.slots()
+	if c.slot(ixStatus) != 0 {
+		return errors.New(c.message())
+	}
+	if got := int(c.slot(ixOutLen)); got != len(p.out) {
+		return fmt.Errorf("the shard replied %d values, want %d", got, len(p.out))
+	}
+	js.CopyBytesToGo(f32bytes(p.out), c.out)
+	return nil
+}
+
+// loadSplit loads the lead's part: {name, model: SharedArrayBuffer, size,
+// channels: [SharedArrayBuffer]}.
+func (b *bridge) loadSplit(msg js.Value) {
+	id := msg.Get("id")
+	size := int64(msg.Get("size").Float())
+	chans := msg.Get("channels")
+	peers := make([]engine.Peer, chans.Length())
+	b.peers = b.peers[:0]
+	for i := range peers {
+		c, err := newChannel(chans.Index(i))
+		if err != nil {
+			b.w.Unload()
+			b.fail(id, err)
+			return
+		}
+		p := &sabPeer{c: c}
+		peers[i] = p
+		b.peers = append(b.peers, p)
+	}
+	r, err := newSABReader(msg.Get("model"), size)
+	if err != nil {
+		b.w.Unload()
+		b.fail(id, err)
+		return
+	}
+	info, err := b.w.LoadSplit(str(msg.Get("name")), r, size, peers)
+	if err != nil {
+		b.peers = nil
+	}
+	b.loaded(id, info, err)
+}
+
+// serveShard loads a shard ({model, size, part, parts, channel}) and serves
+// the lead's products until the page terminates the worker. It never
+// returns to the event loop once serving.
+func (b *bridge) serveShard(msg js.Value) {
+	c, err := newChannel(msg.Get("channel"))
+	if err != nil {
+		b.fail(msg.Get("id"), err)
+		return
+	}
+	failed := func(err error) {
+		c.setMessage(err)
+		c.store(ixState, stateFailed)
+		c.notify(ixState)
+		c.notify(ixResp)
+		b.fail(msg.Get("id"), err)
+	}
+	size := int64(msg.Get("size").Float())
+	r, err := newSABReader(msg.Get("model"), size)
+	if err != nil {
+		failed(err)
+		return
+	}
+	sh, err := protocol.LoadShard(r, size, msg.Get("part").Int(), msg.Get("parts").Int())
+	if err != nil {
+		failed(err)
+		return
+	}
+	maxActs, actLen, outLen := sh.Limits()
+	if maxActs*actLen > actsMax || 4*outLen > c.outMax {
+		failed(fmt.Errorf("the shard channel is too small: %d activations of %d bytes and %d results", maxActs, actLen, outLen))
+		return
+	}
+	r = nil
+	msg = js.Undefined() // let the model buffer go
+	acts := make([][]byte, maxActs)
+	actBuf := make([]byte, maxActs*actLen)
+	outBuf := make([]float32, outLen)
+
+	info := sh.Info()
+	js.CopyBytesToJS(c.u8.Call("subarray", idOff, idOff+32), info.Identity[:])
+	c.store(ixPart, int32(info.Part))
+	c.store(ixParts, int32(info.Parts))
+	if m := b.memory(); m.Type() == js.TypeObject {
+		c.store(ixPages, int32(m.Get("wasmBytes").Int()>>16))
+	}
+	b.post(map[string]any{"type": "shardReady", "memory": b.memory()}, nil)
+	last := c.load(ixReq)
+	c.store(ixState, stateServing)
+	c.notify(ixState)
+	for {
+		for c.await(ixReq, last, time.Second) == last {
+		}
+		c.slots()
+		last = c.slot(ixReq)
+		id, n, l, o := int(c.slot(ixID)), int(c.slot(ixActs)), int(c.slot(ixActLen)), int(c.slot(ixOutLen))
+		if n >= 1 && n <= maxActs && l >= 0 && l <= actLen && o >= 0 && o <= outLen {
+			js.CopyBytesToGo(actBuf[:n*l], c.acts)
+			for i := range n {
+				acts[i] = actBuf[i*l : (i+1)*l]
+			}
+			err = sh.Serve(id, acts[:n], outBuf[:o])
+		} else {
+			err = fmt.Errorf("a request of %d activations of %d bytes and %d results (at most %d, %d, %d)", n, l, o, maxActs, actLen, outLen)
+		}
+		status := 0
+		if err != nil {
+			c.setMessage(err)
+			status = 1
+		} else {
+			js.CopyBytesToJS(c.out, f32bytes(outBuf[:o]))
+		}
+		c.prim.Call("reply", c.i32, status, o, last)
+	}
+}
