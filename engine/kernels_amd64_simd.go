@@ -71,3 +71,67 @@ func axpyF16Vec(y []float32, a float32, x []uint16) {
 		y[i] += float32(a * quant.FP16ToFP32(x[i]))
 	}
 }
+
+// exp4 is expfPoly on four float64 lanes, before the rounding to float32:
+// the same operations in the same order (no fused multiply-adds), 2^k made
+// from k+1023 in the exponent bits (k+2^52+1023 holds it in its low bits).
+// A NaN lane comes out NaN.
+func exp4(x archsimd.Float64x4) archsimd.Float64x4 {
+	bc := archsimd.BroadcastFloat64x4
+	xc := x.Max(bc(expMin)).Min(bc(expMax))
+	h := xc.AsUint64x4().And(archsimd.BroadcastUint64x4(1 << 63)).Or(archsimd.BroadcastUint64x4(0x3fe0000000000000)).AsFloat64x4() // ±0.5
+	k := bc(expLog2e).Mul(xc).Add(h).Trunc()
+	hi := xc.Sub(k.Mul(bc(expLn2Hi)))
+	lo := k.Mul(bc(expLn2Lo))
+	r := hi.Sub(lo)
+	t := r.Mul(r)
+	p := bc(expP4).Add(t.Mul(bc(expP5)))
+	p = bc(expP3).Add(t.Mul(p))
+	p = bc(expP2).Add(t.Mul(p))
+	p = bc(expP1).Add(t.Mul(p))
+	c := r.Sub(t.Mul(p))
+	y := bc(1).Sub(lo.Sub(r.Mul(c).Div(bc(2).Sub(c))).Sub(hi))
+	scale := k.Add(bc(0x1p52 + 1023)).AsUint64x4().ShiftAllLeft(52).AsFloat64x4()
+	return x.IfElse(x.IsNaN(), y.Mul(scale))
+}
+
+// expShift is expShiftRef, bit for bit: x[i] = e^(x[i]-m).
+func expShift(x []float32, m float32) {
+	if !hasAVX2 {
+		expShiftRef(x, m)
+		return
+	}
+	n := len(x)
+	vm := archsimd.BroadcastFloat32x4(m)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p := (*[4]float32)(x[i:])
+		v := archsimd.LoadFloat32x4Array(p).Sub(vm)
+		exp4(v.ConvertToFloat64()).ConvertToFloat32().StoreArray(p)
+	}
+	for ; i < n; i++ {
+		x[i] = expf(x[i] - m)
+	}
+}
+
+// swiglu is swigluRef, bit for bit: gate = gate/(1+e^-gate)·up.
+func swiglu(gate, up []float32) {
+	if !hasAVX2 {
+		swigluRef(gate, up)
+		return
+	}
+	n := len(gate)
+	up = up[:n]
+	one := archsimd.BroadcastFloat32x4(1)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p := (*[4]float32)(gate[i:])
+		g := archsimd.LoadFloat32x4Array(p)
+		e := exp4(g.Neg().ConvertToFloat64()).ConvertToFloat32()
+		g.Div(one.Add(e)).Mul(archsimd.LoadFloat32x4Array((*[4]float32)(up[i:]))).StoreArray(p)
+	}
+	for ; i < n; i++ {
+		g := gate[i]
+		gate[i] = g / (1 + expf(-g)) * up[i]
+	}
+}

@@ -11,3 +11,9 @@ func dotF16Vec(a []float32, b []uint16) float32 { return dotF16(a, b) }
 
 // axpyF16Vec sets y += a * x for an fp16 vector x.
 func axpyF16Vec(y []float32, a float32, x []uint16) { axpyF16(y, a, x) }
+
+// expShift sets x[i] = e^(x[i]-m).
+func expShift(x []float32, m float32) { expShiftRef(x, m) }
+
+// swiglu sets gate = silu(gate) * up.
+func swiglu(gate, up []float32) { swigluRef(gate, up) }

@@ -69,3 +69,64 @@ func axpyF16Vec(y []float32, a float32, x []uint16) {
 		y[i] += float32(a * quant.FP16ToFP32(x[i]))
 	}
 }
+
+// exp2 is expfPoly on two float64 lanes, before the rounding to float32:
+// the same operations in the same order, 2^k made from k+1023 in the
+// exponent bits (k+2^52+1023 holds it in its low bits). WebAssembly's
+// f64x2.min and max propagate NaNs, so a NaN lane comes out NaN.
+func exp2(x archsimd.Float64x2) archsimd.Float64x2 {
+	bc := archsimd.BroadcastFloat64x2
+	xc := x.Max(bc(expMin)).Min(bc(expMax))
+	h := xc.ToBits().And(archsimd.BroadcastUint64x2(1 << 63)).Or(archsimd.BroadcastUint64x2(0x3fe0000000000000)).BitsToFloat64() // ±0.5
+	k := bc(expLog2e).Mul(xc).Add(h).Trunc()
+	hi := xc.Sub(k.Mul(bc(expLn2Hi)))
+	lo := k.Mul(bc(expLn2Lo))
+	r := hi.Sub(lo)
+	t := r.Mul(r)
+	p := bc(expP4).Add(t.Mul(bc(expP5)))
+	p = bc(expP3).Add(t.Mul(p))
+	p = bc(expP2).Add(t.Mul(p))
+	p = bc(expP1).Add(t.Mul(p))
+	c := r.Sub(t.Mul(p))
+	y := bc(1).Sub(lo.Sub(r.Mul(c).Div(bc(2).Sub(c))).Sub(hi))
+	scale := k.Add(bc(0x1p52 + 1023)).ToBits().ShiftAllLeft(52).BitsToFloat64()
+	return y.Mul(scale)
+}
+
+// expShift is expShiftRef, bit for bit: x[i] = e^(x[i]-m). SIMD128 has
+// f64x2.promote_low_f32x4 and f32x4.demote_f64x2_zero, but archsimd does
+// not offer them: the float32 ⇄ float64 conversions are scalar.
+func expShift(x []float32, m float32) {
+	n := len(x)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p := (*[4]float32)(x[i:])
+		e0 := exp2(archsimd.LoadFloat64x2Array(&[2]float64{float64(p[0] - m), float64(p[1] - m)}))
+		e1 := exp2(archsimd.LoadFloat64x2Array(&[2]float64{float64(p[2] - m), float64(p[3] - m)}))
+		p[0], p[1] = float32(e0.GetElem(0)), float32(e0.GetElem(1))
+		p[2], p[3] = float32(e1.GetElem(0)), float32(e1.GetElem(1))
+	}
+	for ; i < n; i++ {
+		x[i] = expf(x[i] - m)
+	}
+}
+
+// swiglu is swigluRef, bit for bit: gate = gate/(1+e^-gate)·up.
+func swiglu(gate, up []float32) {
+	n := len(gate)
+	up = up[:n]
+	one := archsimd.BroadcastFloat32x4(1)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p := (*[4]float32)(gate[i:])
+		e0 := exp2(archsimd.LoadFloat64x2Array(&[2]float64{float64(-p[0]), float64(-p[1])}))
+		e1 := exp2(archsimd.LoadFloat64x2Array(&[2]float64{float64(-p[2]), float64(-p[3])}))
+		e := [4]float32{float32(e0.GetElem(0)), float32(e0.GetElem(1)), float32(e1.GetElem(0)), float32(e1.GetElem(1))}
+		g := archsimd.LoadFloat32x4Array(p)
+		g.Div(one.Add(archsimd.LoadFloat32x4Array(&e))).Mul(archsimd.LoadFloat32x4Array((*[4]float32)(up[i:]))).StoreArray(p)
+	}
+	for ; i < n; i++ {
+		g := gate[i]
+		gate[i] = g / (1 + expf(-g)) * up[i]
+	}
+}

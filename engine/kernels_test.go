@@ -78,3 +78,78 @@ func TestAttentionKernelTwins(t *testing.T) {
 		}
 	}
 }
+
+// sameFloat reports whether a and b have the same bits, or are both NaN.
+func sameFloat(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
+
+// TestExpfPoly sweeps the float32 range (every 509th bit pattern, and every
+// pattern near where e^x leaves the float32 range): expfPoly, the
+// algorithm of the SIMD exp kernels, is expf bit for bit.
+func TestExpfPoly(t *testing.T) {
+	check := func(b uint32) {
+		x := math.Float32frombits(b)
+		if got, want := expfPoly(x), expf(x); !sameFloat(got, want) {
+			t.Fatalf("x = %g (%#08x): expfPoly %g, expf %g", x, b, got, want)
+		}
+	}
+	stride := uint64(509)
+	if testing.Short() {
+		stride = 4099
+	}
+	for b := uint64(0); b < 1<<32; b += stride {
+		check(uint32(b))
+	}
+	for _, edge := range []float32{expMin, expMax, -87.33655, 88.72284, 0x1p-28} {
+		for _, x := range []float32{edge, -edge} {
+			b := math.Float32bits(x)
+			for d := uint32(0); d < 1<<12; d++ {
+				check(b - 1<<11 + d)
+			}
+		}
+	}
+}
+
+func TestExpKernelTwins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		expMin, expMax, -200, 200, 0x1p-30, -0x1p-30, -87.4, 88.8}
+	for range 500 {
+		n := 1 + rng.IntN(300)
+		x := make([]float32, n)
+		for i := range x {
+			switch rng.IntN(8) {
+			case 0:
+				x[i] = special[rng.IntN(len(special))]
+			case 1:
+				x[i] = float32(rng.NormFloat64() * 60)
+			default:
+				x[i] = float32(rng.NormFloat64() * 4)
+			}
+		}
+		up := make([]float32, n)
+		for i := range up {
+			up[i] = float32(rng.NormFloat64())
+		}
+		m := float32(rng.NormFloat64() * 3)
+
+		a, b := append([]float32(nil), x...), append([]float32(nil), x...)
+		expShift(a, m)
+		expShiftRef(b, m)
+		for i := range a {
+			if !sameFloat(a[i], b[i]) {
+				t.Fatalf("n=%d: expShift(%g - %g) = %g, expShiftRef %g", n, x[i], m, a[i], b[i])
+			}
+		}
+
+		a, b = append(a[:0], x...), append(b[:0], x...)
+		swiglu(a, up)
+		swigluRef(b, up)
+		for i := range a {
+			if !sameFloat(a[i], b[i]) {
+				t.Fatalf("n=%d: swiglu(%g, %g) = %g, swigluRef %g", n, x[i], up[i], a[i], b[i])
+			}
+		}
+	}
+}

@@ -49,15 +49,17 @@ func ropeNeoX(x []float32, headDim int, cos, sin []float32) {
 	}
 }
 
-// swiglu sets gate = silu(gate) * up, silu(x) = x / (1 + e^-x).
-func swiglu(gate, up []float32) {
+// swigluRef sets gate = silu(gate) * up, silu(x) = x / (1 + e^-x): the
+// readable kernel of swiglu (kernels_*.go).
+func swigluRef(gate, up []float32) {
 	for i, g := range gate {
 		gate[i] = g / (1 + expf(-g)) * up[i]
 	}
 }
 
-// expShift sets x[i] = e^(x[i]-m), the exponentials of softmax.
-func expShift(x []float32, m float32) {
+// expShiftRef sets x[i] = e^(x[i]-m), the exponentials of softmax: the
+// readable kernel of expShift (kernels_*.go).
+func expShiftRef(x []float32, m float32) {
 	for i, v := range x {
 		x[i] = expf(v - m)
 	}
@@ -70,7 +72,45 @@ func add(dst, src []float32) {
 	}
 }
 
+// expf is e^x rounded to float32, the exponential of softmax and silu.
 func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+// The constants of math.Exp's algorithm (FreeBSD's e_exp.c): ln 2 split in
+// a high part with trailing zero bits and a low part, and the coefficients
+// of the rational approximation on [-ln2/2, ln2/2].
+const (
+	expLn2Hi = 6.93147180369123816490e-01
+	expLn2Lo = 1.90821492927058770002e-10
+	expLog2e = 1.44269504088896338700e+00
+	expP1    = 1.66666666666666657415e-01
+	expP2    = -2.77777777770155933842e-03
+	expP3    = 6.61375632143793436117e-05
+	expP4    = -1.65339022054652515390e-06
+	expP5    = 4.13813679705723846039e-08
+	// Beyond [expMin, expMax] e^x rounds to 0 or +Inf in float32.
+	expMin = -104
+	expMax = 89
+)
+
+// expfPoly is expf computed as the SIMD kernels compute it, lane by lane:
+// math.Exp's pure-Go algorithm in float64, branch-free (x clamped to where
+// float32 results are neither 0 nor +Inf, so 2^k is a normal float64 built
+// from its bits and the final scaling is exact), rounded to float32. For
+// every float32 x it equals expf(x) bit for bit (TestExpfPoly sweeps the
+// float32 range; an exhaustive run over all 2^32 inputs found no
+// difference from math.Exp's assembly on amd64 either).
+func expfPoly(x32 float32) float32 {
+	x := max(expMin, min(expMax, float64(x32)))
+	h := math.Copysign(0.5, x)
+	k := math.Trunc(expLog2e*x + h) // round half away from zero
+	hi := x - k*expLn2Hi
+	lo := k * expLn2Lo
+	r := hi - lo
+	t := r * r
+	c := r - t*(expP1+t*(expP2+t*(expP3+t*(expP4+t*expP5))))
+	y := 1 - ((lo - (r*c)/(2-c)) - hi)
+	return float32(y * math.Float64frombits(uint64(int64(k)+1023)<<52))
+}
 
 // dotF16 returns the dot of a float32 vector with an fp16 vector, summed in
 // the order of its SIMD twins: eight running sums, sum j over the products
