@@ -2,7 +2,11 @@
 
 package quant
 
-import "simd/archsimd"
+import (
+	"encoding/binary"
+	"math"
+	"simd/archsimd"
+)
 
 // Helpers shared by the wasm SIMD128 kernels (the *_simd.go files). Each
 // kernel computes the same as its portable twin in the matching *_scalar.go
@@ -70,4 +74,46 @@ func packI8(q [4]archsimd.Int32x4) archsimd.Uint8x16 {
 		}
 	}
 	return r.ToBits()
+}
+
+// f32At reads the little-endian float32 at b[0:4].
+func f32At(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
+
+// hsum4 returns [Σa, Σb, Σc, Σd], the lane sums of four vectors at once
+// (wrapping int32 adds, like hsum): adjacent lanes are added by 32-bit
+// shifts of the 64-bit halves and merged, then the two halves swapped in.
+func hsum4(a, b, c, d archsimd.Int32x4) archsimd.Int32x4 {
+	ab := addPairs(a, b) // [a0+a1, b0+b1, a2+a3, b2+b3]
+	cd := addPairs(c, d)
+	lo := ab.ToBits().ReshapeToUint64s().SetElem(1, cd.ToBits().ReshapeToUint64s().GetElem(0))
+	hi := cd.ToBits().ReshapeToUint64s().SetElem(0, ab.ToBits().ReshapeToUint64s().GetElem(1))
+	return lo.ReshapeToUint32s().BitsToInt32().Add(hi.ReshapeToUint32s().BitsToInt32())
+}
+
+// addPairs returns [a0+a1, b0+b1, a2+a3, b2+b3].
+func addPairs(a, b archsimd.Int32x4) archsimd.Int32x4 {
+	lo := archsimd.BroadcastUint64x2(0xffffffff)
+	sa := a.Add(a.ToBits().ReshapeToUint64s().ShiftAllRight(32).ReshapeToUint32s().BitsToInt32())
+	sb := b.Add(b.ToBits().ReshapeToUint64s().ShiftAllLeft(32).ReshapeToUint32s().BitsToInt32())
+	return sa.ToBits().ReshapeToUint64s().And(lo).Or(sb.ToBits().ReshapeToUint64s().AndNot(lo)).ReshapeToUint32s().BitsToInt32()
+}
+
+// fp16x4At converts the fp16 values at p[0:2], p[stride:], p[2*stride:]
+// and p[3*stride:] to float32 lanes (exactly, see fp16x4).
+func fp16x4At(p []byte, stride int) archsimd.Float32x4 {
+	p = p[:3*stride+2]
+	return fp16x4(archsimd.BroadcastUint32x4(uint32(binary.LittleEndian.Uint16(p))).
+		SetElem(1, uint32(binary.LittleEndian.Uint16(p[stride:]))).
+		SetElem(2, uint32(binary.LittleEndian.Uint16(p[2*stride:]))).
+		SetElem(3, uint32(binary.LittleEndian.Uint16(p[3*stride:]))))
+}
+
+// addLanes adds the four lanes of f to sum in lane order, as four
+// separate float32 additions would.
+func addLanes(sum float32, f archsimd.Float32x4) float32 {
+	sum += f.GetElem(0)
+	sum += f.GetElem(1)
+	sum += f.GetElem(2)
+	sum += f.GetElem(3)
+	return sum
 }

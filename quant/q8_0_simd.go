@@ -7,23 +7,39 @@ import "simd/archsimd"
 // The wasm SIMD128 kernels of Q8_0; q8_0_scalar.go has their portable twins.
 
 // dotQ8_0 computes the same as dotQ8_0Ref, bit for bit: the per-block
-// integer sum is exact and is scaled and added in the reference's order.
-// The products of two int8 lanes reach 16384 ((-128)²), so pairs of them
-// may not fit in int16: each extmul result is widened to int32 at once.
+// integer sum is exact and is scaled and added in the reference's order,
+// four blocks at once as in dotQ4_0. The products of two int8 lanes reach
+// 16384 ((-128)²), so pairs of them may not fit in int16: each extmul
+// result is widened to int32 at once.
 func dotQ8_0(n int, w, act []byte) float32 {
 	nb := n / qk
 	w, act = w[:nb*q8_0Bytes], act[:nb*q8_0Bytes]
 	var sum float32
-	for b := range nb {
+	b := 0
+	for ; b+4 <= nb; b += 4 {
+		x := (*[4 * q8_0Bytes]byte)(w[b*q8_0Bytes:])
+		y := (*[4 * q8_0Bytes]byte)(act[b*q8_0Bytes:])
+		s := hsum4(q8_0Sums((*[q8_0Bytes]byte)(x[:]), (*[q8_0Bytes]byte)(y[:])),
+			q8_0Sums((*[q8_0Bytes]byte)(x[q8_0Bytes:]), (*[q8_0Bytes]byte)(y[q8_0Bytes:])),
+			q8_0Sums((*[q8_0Bytes]byte)(x[2*q8_0Bytes:]), (*[q8_0Bytes]byte)(y[2*q8_0Bytes:])),
+			q8_0Sums((*[q8_0Bytes]byte)(x[3*q8_0Bytes:]), (*[q8_0Bytes]byte)(y[3*q8_0Bytes:])))
+		d := fp16x4At(x[:], q8_0Bytes).Mul(fp16x4At(y[:], q8_0Bytes))
+		sum = addLanes(sum, s.ConvertToFloat32().Mul(d))
+	}
+	for ; b < nb; b++ {
 		x := (*[q8_0Bytes]byte)(w[b*q8_0Bytes:])
 		y := (*[q8_0Bytes]byte)(act[b*q8_0Bytes:])
-		x0, x1 := loadI8((*[16]byte)(x[2:])), loadI8((*[16]byte)(x[18:]))
-		y0, y1 := loadI8((*[16]byte)(y[2:])), loadI8((*[16]byte)(y[18:]))
-		acc := widen(x0.MulWidenLo(y0)).Add(widen(x0.MulWidenHi(y0)))
-		acc = acc.Add(widen(x1.MulWidenLo(y1))).Add(widen(x1.MulWidenHi(y1)))
-		sum += float32(hsum(acc)) * float32(fp16At(x[:])*fp16At(y[:]))
+		sum += float32(hsum(q8_0Sums(x, y))) * float32(fp16At(x[:])*fp16At(y[:]))
 	}
 	return sum
+}
+
+// q8_0Sums returns int32 lanes summing to the block's Σ x·y.
+func q8_0Sums(x, y *[q8_0Bytes]byte) archsimd.Int32x4 {
+	x0, x1 := loadI8((*[16]byte)(x[2:])), loadI8((*[16]byte)(x[18:]))
+	y0, y1 := loadI8((*[16]byte)(y[2:])), loadI8((*[16]byte)(y[18:]))
+	acc := widen(x0.MulWidenLo(y0)).Add(widen(x0.MulWidenHi(y0)))
+	return acc.Add(widen(x1.MulWidenLo(y1))).Add(widen(x1.MulWidenHi(y1)))
 }
 
 // quantizeQ8_0 computes the same as quantizeQ8_0Ref, byte for byte:
