@@ -89,6 +89,7 @@ type Model struct {
 	// lead, also holds everything else and runs Sessions.
 	part, parts int
 	mats        []*matrix
+	groups      []int // [mats] the matrices from id on that are asked for together (1 or more)
 
 	identity [32]byte // hash of the metadata and tensor table: names this model in cache files
 	vecTypes []quant.Type
@@ -296,6 +297,19 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		types[m.output.typ] -= c.VocabSize * c.Dim // counted once, as the embedding
 	}
 	m.mats = append(m.mats, &m.output)
+	// Products that follow each other on the same activations (wq, wk, wv;
+	// gate, up) can go to the other parts as one request.
+	m.groups = make([]int, len(m.mats))
+	for id := range m.groups {
+		m.groups[id] = 1
+	}
+	for l := range m.layers {
+		for _, g := range [][2]int{{7 * l, 3}, {7*l + 4, 2}} {
+			if sameActivation(m.mats[g[0] : g[0]+g[1]]) {
+				m.groups[g[0]] = g[1]
+			}
+		}
+	}
 	for _, t := range f.Tensors {
 		if !used[t.Name] {
 			return nil, fmt.Errorf("%w: %s (%s models, as this engine runs them, have no such tensor)", ErrTensor, t.Name, c.Arch)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -37,12 +38,14 @@ type ShardInfo struct {
 type Peer interface {
 	// Info reports what the peer serves; NewSession checks it once.
 	Info() (ShardInfo, error)
-	// Start asks for the peer's rows [lo, hi) of matrix id times each
-	// activation of acts (one for a token, up to 16 for a prompt batch; each
-	// in the matrix's activation format): out, [len(acts)][hi-lo], receives
-	// them. acts and out belong to the peer until Wait returns.
-	Start(id int, acts [][]byte, out []float32) error
-	// Wait returns once out holds the started product, or the peer failed.
+	// Start asks for the peer's rows of the n matrices id .. id+n-1 (n > 1
+	// for matrices that take the same activations, as wq, wk and wv do)
+	// times each activation of acts (one for a token, up to 16 for a prompt
+	// batch; in the matrices' activation format): out receives them, matrix
+	// after matrix, each [len(acts)][its rows]. acts and out belong to the
+	// peer until Wait returns.
+	Start(id, n int, acts [][]byte, out []float32) error
+	// Wait returns once out holds the started products, or the peer failed.
 	// It must not block forever on a peer that died.
 	Wait() error
 }
@@ -64,6 +67,16 @@ func actBytes(w *matrix) int {
 	return w.cols / vt.BlockSize * vt.TypeSize
 }
 
+// sameActivation reports whether the matrices take the same activations.
+func sameActivation(ws []*matrix) bool {
+	for _, w := range ws[1:] {
+		if w.cols != ws[0].cols || w.tr.VecDotType != ws[0].tr.VecDotType {
+			return false
+		}
+	}
+	return true
+}
+
 // A Shard serves the products of one part (1 ..) of a split model for the
 // lead's Session: Serve is what a Peer's Start and Wait reach.
 type Shard struct {
@@ -83,44 +96,68 @@ func (s *Shard) Info() ShardInfo {
 	return ShardInfo{Identity: s.m.identity, Part: s.m.part, Parts: s.m.parts}
 }
 
-// Limits are the largest request and reply: activations per request, bytes
-// per activation, and floats per reply.
+// Limits are the largest request and reply the lead sends: activations per
+// request, bytes per activation, and floats per reply.
 func (s *Shard) Limits() (acts, actLen, outLen int) {
-	for _, w := range s.m.mats {
+	for id, w := range s.m.mats {
 		actLen = max(actLen, actBytes(w))
-		outLen = max(outLen, prefillBatch*(w.hi-w.lo))
+		rows := 0
+		for _, v := range s.m.mats[id : id+s.m.groups[id]] {
+			rows += v.hi - v.lo
+		}
+		outLen = max(outLen, prefillBatch*rows)
 	}
 	return prefillBatch, actLen, outLen
 }
 
-// Serve computes the shard's rows [lo, hi) of matrix id times each
-// activation: out[b*(hi-lo) + r-lo] = W[r]·acts[b]. A request that does not
-// fit the model (an unknown id, activations of the wrong size, out of the
-// wrong length) is an error, never a panic.
-func (s *Shard) Serve(id int, acts [][]byte, out []float32) error {
-	if id < 0 || id >= len(s.m.mats) {
-		return fmt.Errorf("%w: no matrix %d (the model has %d)", ErrShard, id, len(s.m.mats))
+// Serve computes the shard's rows [lo, hi) of the n matrices id .. id+n-1
+// times each activation: out holds, matrix after matrix, W[r]·acts[b] at
+// b*(hi-lo) + r-lo. A request that does not fit the model (an unknown id,
+// matrices or activations of different sizes, out of the wrong length) is
+// an error, never a panic.
+func (s *Shard) Serve(id, n int, acts [][]byte, out []float32) error {
+	if id < 0 || n < 1 || n > len(s.m.mats)-id {
+		return fmt.Errorf("%w: no matrices %d to %d (the model has %d)", ErrShard, id, id+n-1, len(s.m.mats))
 	}
-	w := s.m.mats[id]
-	n := w.hi - w.lo
+	ws := s.m.mats[id : id+n]
+	if !sameActivation(ws) {
+		return fmt.Errorf("%w: matrices %d to %d take different activations", ErrShard, id, id+n-1)
+	}
 	if len(acts) < 1 || len(acts) > prefillBatch {
 		return fmt.Errorf("%w: %d activations (1 to %d)", ErrShard, len(acts), prefillBatch)
 	}
-	if len(out) != len(acts)*n {
-		return fmt.Errorf("%w: matrix %d: a reply of %d values, want %d", ErrShard, id, len(out), len(acts)*n)
-	}
-	want := actBytes(w)
+	want := actBytes(ws[0])
 	for _, a := range acts {
 		if len(a) != want {
 			return fmt.Errorf("%w: matrix %d: a %d-byte activation, want %d", ErrShard, id, len(a), want)
 		}
 	}
+	size := 0
+	for _, w := range ws {
+		size += len(acts) * (w.hi - w.lo)
+	}
+	if len(out) != size {
+		return fmt.Errorf("%w: matrices %d to %d: a reply of %d values, want %d", ErrShard, id, id+n-1, len(out), size)
+	}
+	for _, w := range ws {
+		rows := w.hi - w.lo
+		serveRows(w, acts, out[:len(acts)*rows])
+		out = out[len(acts)*rows:]
+	}
+	return nil
+}
+
+// serveRows computes out[b*(hi-lo) + r-lo] = W[r]·acts[b] for the rows
+// [lo, hi) w holds: the same dot kernels as the lead's matvec (one
+// activation) and matmul (a batch).
+func serveRows(w *matrix, acts [][]byte, out []float32) {
 	if len(acts) == 1 {
 		for r := w.lo; r < w.hi; r++ {
 			out[r-w.lo] = w.tr.Dot(w.cols, w.row(r), acts[0])
 		}
-		return nil
+		return
 	}
+	n := w.hi - w.lo
 	var dots [prefillBatch]float32
 	for r := w.lo; r < w.hi; r++ {
 		w.tr.DotEach(w.cols, w.row(r), acts, dots[:len(acts)])
@@ -128,16 +165,25 @@ func (s *Shard) Serve(id int, acts [][]byte, out []float32) error {
 			out[b*n+r-w.lo] = dots[b]
 		}
 	}
-	return nil
 }
 
 // parts is the lead Session's side of a split model.
 type parts struct {
+	m       *Model
 	peers   []Peer      // peers[k] serves part k+1
-	n       int         // parts
-	scratch [][]float32 // [peer][prefillBatch × its most rows]: batch replies
+	scratch [][]float32 // [peer][prefillBatch × its most rows of a group]: replies
 	one     [1][]byte   // a single activation as a batch of one
-	err     error       // the first failure; the session is unusable after it
+	oneOut  [1][]float32
+	err     error // the first failure; the session is unusable after it
+
+	// The replies in scratch: matrices [first, end) times the activations
+	// copied to acts (nacts of actLen bytes). A product of a later matrix
+	// of the group on the same activations takes its reply from there.
+	first, end   int
+	nacts        int
+	actLen       int
+	acts         []byte // [prefillBatch × the largest activation]
+	started, got int    // peers started, and their replies not yet waited for
 }
 
 // connect checks the peers serve the other parts of s's model and orders
@@ -153,7 +199,7 @@ func (s *Session) connect(peers []Peer) error {
 	if m.parts == 1 {
 		return nil
 	}
-	ps := &parts{peers: make([]Peer, len(peers)), n: m.parts, scratch: make([][]float32, len(peers))}
+	ps := &parts{m: m, peers: make([]Peer, len(peers)), scratch: make([][]float32, len(peers))}
 	for i, p := range peers {
 		if p == nil {
 			return fmt.Errorf("%w: peer %d is nil", ErrShard, i)
@@ -172,14 +218,22 @@ func (s *Session) connect(peers []Peer) error {
 		}
 		ps.peers[info.Part-1] = p
 	}
-	for k := range ps.peers {
-		most := 0
-		for _, w := range m.mats {
-			lo, hi := partRows(w.rows, k+1, m.parts)
-			most = max(most, hi-lo)
+	most, actLen := 0, 0
+	for id, w := range m.mats {
+		actLen = max(actLen, actBytes(w))
+		for k := range ps.peers {
+			rows := 0
+			for _, v := range m.mats[id : id+m.groups[id]] {
+				lo, hi := partRows(v.rows, k+1, m.parts)
+				rows += hi - lo
+			}
+			most = max(most, rows)
 		}
+	}
+	for k := range ps.scratch {
 		ps.scratch[k] = make([]float32, prefillBatch*most)
 	}
+	ps.acts = make([]byte, prefillBatch*actLen)
 	s.parts = ps
 	return nil
 }
@@ -192,62 +246,107 @@ func (s *Session) partsErr() error {
 	return s.parts.err
 }
 
-// start starts every peer on its rows of w times acts: into single (out's
-// rows) for one activation, else into its scratch. It returns how many it
-// started.
-func (ps *parts) start(w *matrix, acts [][]byte, single []float32) int {
-	if ps.err != nil {
-		return 0
+// replied reports whether the peers' replies for w times acts are in
+// scratch already (w came with an earlier matrix of its group).
+func (ps *parts) replied(w *matrix, acts [][]byte) bool {
+	if w.id <= ps.first || w.id >= ps.end || len(acts) != ps.nacts || len(acts[0]) != ps.actLen {
+		return false
 	}
-	for k, p := range ps.peers {
-		lo, hi := partRows(w.rows, k+1, ps.n)
-		var out []float32
-		if single != nil {
-			out = single[lo:hi]
-		} else {
-			out = ps.scratch[k][:len(acts)*(hi-lo)]
-		}
-		if err := p.Start(w.id, acts, out); err != nil {
-			ps.err = fmt.Errorf("%w %d: %w", ErrShard, k+1, err)
-			return k
+	for b, a := range acts {
+		if !bytes.Equal(a, ps.acts[b*ps.actLen:(b+1)*ps.actLen]) {
+			return false
 		}
 	}
-	return len(ps.peers)
+	return true
 }
 
-// wait waits for the first started peers.
-func (ps *parts) wait(started int) {
-	for k := range started {
+// start starts every peer on its rows of w's group times acts, into its
+// scratch, and remembers what they compute.
+func (ps *parts) start(w *matrix, acts [][]byte) {
+	ps.first, ps.end = 0, 0
+	if ps.err != nil {
+		return
+	}
+	m := ps.m
+	g := m.groups[w.id]
+	for k, p := range ps.peers {
+		size := 0
+		for _, v := range m.mats[w.id : w.id+g] {
+			lo, hi := partRows(v.rows, k+1, m.parts)
+			size += len(acts) * (hi - lo)
+		}
+		if err := p.Start(w.id, g, acts, ps.scratch[k][:size]); err != nil {
+			ps.err = fmt.Errorf("%w %d: %w", ErrShard, k+1, err)
+			ps.started = k
+			return
+		}
+	}
+	ps.started = len(ps.peers)
+	ps.first, ps.end, ps.nacts, ps.actLen = w.id, w.id+g, len(acts), len(acts[0])
+	for b, a := range acts {
+		copy(ps.acts[b*ps.actLen:], a)
+	}
+}
+
+// wait waits for the started peers.
+func (ps *parts) wait() {
+	for k := range ps.started {
 		if err := ps.peers[k].Wait(); err != nil && ps.err == nil {
 			ps.err = fmt.Errorf("%w %d: %w", ErrShard, k+1, err)
 		}
 	}
+	ps.started = 0
+	if ps.err != nil {
+		ps.first, ps.end = 0, 0
+	}
 }
 
-// matvecParts is matvec over the parts: out's rows [lo, hi) of each part
-// come from its peer, the lead's own from the pool.
+// scatter copies the peers' rows of w (in scratch) into outs.
+func (ps *parts) scatter(w *matrix, outs [][]float32) {
+	m := ps.m
+	for k := range ps.peers {
+		off := 0
+		for _, v := range m.mats[ps.first:w.id] {
+			lo, hi := partRows(v.rows, k+1, m.parts)
+			off += ps.nacts * (hi - lo)
+		}
+		lo, hi := partRows(w.rows, k+1, m.parts)
+		n := hi - lo
+		for b := range outs {
+			copy(outs[b][lo:hi], ps.scratch[k][off+b*n:off+(b+1)*n])
+		}
+	}
+}
+
+// matvecParts is matvec over the parts: the peers' rows of out come from
+// them (asked for with the first matrix of w's group), the lead's own from
+// the pool.
 func (s *Session) matvecParts(out []float32, w *matrix, act []byte) {
 	ps := s.parts
-	ps.one[0] = act
-	started := ps.start(w, ps.one[:], out)
-	s.pool.matvec(out, w, act)
-	ps.wait(started)
+	ps.one[0], ps.oneOut[0] = act, out
+	s.productParts(ps.oneOut[:], w, ps.one[:], false)
 }
 
 // matmulParts is matmul over the parts.
 func (s *Session) matmulParts(outs [][]float32, w *matrix, acts [][]byte) {
+	s.productParts(outs, w, acts, true)
+}
+
+func (s *Session) productParts(outs [][]float32, w *matrix, acts [][]byte, batch bool) {
 	ps := s.parts
-	started := ps.start(w, acts, nil)
-	s.pool.matmul(outs, w, acts)
-	ps.wait(started)
-	if ps.err != nil {
-		return
+	have := ps.replied(w, acts)
+	if !have {
+		ps.start(w, acts)
 	}
-	for k := range ps.peers {
-		lo, hi := partRows(w.rows, k+1, ps.n)
-		n := hi - lo
-		for b := range outs {
-			copy(outs[b][lo:hi], ps.scratch[k][b*n:(b+1)*n])
-		}
+	if batch {
+		s.pool.matmul(outs, w, acts)
+	} else {
+		s.pool.matvec(outs[0], w, acts[0])
+	}
+	if !have {
+		ps.wait()
+	}
+	if ps.err == nil {
+		ps.scatter(w, outs)
 	}
 }

@@ -23,16 +23,16 @@ type localPeer struct {
 }
 
 type localReq struct {
-	id   int
-	acts [][]byte
-	out  []float32
+	id, n int
+	acts  [][]byte
+	out   []float32
 }
 
 func newLocalPeer(t testing.TB, sh *Shard) *localPeer {
 	p := &localPeer{sh: sh, info: sh.Info(), req: make(chan localReq, 1), done: make(chan error, 1)}
 	go func() {
 		for r := range p.req {
-			p.done <- sh.Serve(r.id, r.acts, r.out)
+			p.done <- sh.Serve(r.id, r.n, r.acts, r.out)
 		}
 		close(p.done)
 	}()
@@ -44,13 +44,13 @@ var errPeerClosed = errors.New("peer closed")
 
 func (p *localPeer) Info() (ShardInfo, error) { return p.info, nil }
 
-func (p *localPeer) Start(id int, acts [][]byte, out []float32) (err error) {
+func (p *localPeer) Start(id, n int, acts [][]byte, out []float32) (err error) {
 	defer func() {
 		if recover() != nil { // sending on the closed channel: the peer is gone
 			err = errPeerClosed
 		}
 	}()
-	p.req <- localReq{id, acts, out}
+	p.req <- localReq{id, n, acts, out}
 	return nil
 }
 
@@ -351,24 +351,30 @@ func TestSplitMismatch(t *testing.T) {
 	w := sh.m.mats[0]
 	act := make([]byte, actBytes(w))
 	out := make([]float32, w.hi-w.lo)
+	last := len(sh.m.mats) - 1
 	for _, c := range []struct {
-		what string
-		id   int
-		acts [][]byte
-		out  []float32
+		what  string
+		id, n int
+		acts  [][]byte
+		out   []float32
 	}{
-		{"matrix -1", -1, [][]byte{act}, out},
-		{"a matrix past the last", len(sh.m.mats), [][]byte{act}, out},
-		{"no activation", 0, nil, out[:0]},
-		{"17 activations", 0, make([][]byte, 17), make([]float32, 17*len(out))},
-		{"a short activation", 0, [][]byte{act[1:]}, out},
-		{"a short reply", 0, [][]byte{act}, out[1:]},
+		{"matrix -1", -1, 1, [][]byte{act}, out},
+		{"a matrix past the last", last + 1, 1, [][]byte{act}, out},
+		{"no matrix", 0, 0, [][]byte{act}, out},
+		{"matrices past the last", last, 2, [][]byte{act}, out},
+		{"wv and wo with a reply for wq's rows", 2, 2, [][]byte{act}, out},
+		{"up and down (they take different activations)", 5, 2, [][]byte{act}, out},
+		{"no activation", 0, 1, nil, out[:0]},
+		{"17 activations", 0, 1, make([][]byte, 17), make([]float32, 17*len(out))},
+		{"a short activation", 0, 1, [][]byte{act[1:]}, out},
+		{"a short reply", 0, 1, [][]byte{act}, out[1:]},
+		{"a reply for one matrix of three", 0, 3, [][]byte{act}, out},
 	} {
-		if err := sh.Serve(c.id, c.acts, c.out); !errors.Is(err, ErrShard) {
+		if err := sh.Serve(c.id, c.n, c.acts, c.out); !errors.Is(err, ErrShard) {
 			t.Fatalf("Serve with %s: %v", c.what, err)
 		}
 	}
-	if err := sh.Serve(0, [][]byte{act}, out); err != nil {
+	if err := sh.Serve(0, 1, [][]byte{act}, out); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -384,4 +390,43 @@ func readerOf(t *testing.T, path string) (*os.File, int64) {
 		t.Fatal(err)
 	}
 	return fh, st.Size()
+}
+
+// TestSplitGroupReplies: the peers' rows of wk and wv come with wq's
+// request, and are used only for the activation they were computed for: a
+// product of wk on another activation asks the peers again.
+func TestSplitGroupReplies(t *testing.T) {
+	path := filepath.Join(testdata, "synth", "synth-small-Q4_K_M.gguf")
+	whole := newSession(t, loadPath(t, path), SessionOptions{Context: 32})
+	split, _ := splitSession(t, path, 2, 1)
+	if g := split.m.groups; g[0] != 3 || g[4] != 2 || g[3] != 1 {
+		t.Fatalf("groups %v", g[:7])
+	}
+	c := &whole.m.Config
+	x1, x2 := make([]float32, c.Dim), make([]float32, c.Dim)
+	for i := range x1 {
+		x1[i] = float32(i%7) - 3
+		x2[i] = float32(i%5) - 2
+	}
+	steps := []struct {
+		x  []float32
+		id int
+	}{{x1, 0}, {x1, 1}, {x2, 2}, {x2, 1}, {x1, 2}, {x2, 0}, {x2, 2}, {x2, 5}, {x1, 4}, {x1, 5}}
+	for i, st := range steps {
+		for _, s := range []*Session{whole, split} {
+			s.act.set(st.x)
+		}
+		w1, w2 := whole.m.mats[st.id], split.m.mats[st.id]
+		want, got := make([]float32, w1.rows), make([]float32, w2.rows)
+		whole.matvec(want, w1)
+		split.matvec(got, w2)
+		if split.partsErr() != nil {
+			t.Fatal(split.partsErr())
+		}
+		for r := range want {
+			if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
+				t.Fatalf("step %d (matrix %d): row %d = %g, want %g", i, st.id, r, got[r], want[r])
+			}
+		}
+	}
 }

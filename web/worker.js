@@ -17,12 +17,12 @@ globalThis.picolmMemory = () => ({
 // call each from Go: a call from Go into JS costs far more than an
 // Atomics.load, so the polling happens here. Slots: 0 request sequence,
 // 1 response sequence, 3 status, 4 matrix id, 5 activations, 6 bytes per
-// activation, 7 results.
+// activation, 7 results, 12 matrices.
 const SPIN_MS = 0.25; // poll this long before sleeping in Atomics.wait
 globalThis.picolmChannel = {
   // request publishes a product for the shard (the lead).
-  request(i32, id, acts, actLen, outLen, seq) {
-    i32[4] = id; i32[5] = acts; i32[6] = actLen; i32[7] = outLen;
+  request(i32, id, count, acts, actLen, outLen, seq) {
+    i32[4] = id; i32[12] = count; i32[5] = acts; i32[6] = actLen; i32[7] = outLen;
     Atomics.store(i32, 0, seq);
     Atomics.notify(i32, 0);
   },

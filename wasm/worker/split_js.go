@@ -21,6 +21,7 @@ package main
 //	3 status of the response: 0 ok, 1 error (message at msgOff)
 //	4 matrix id   5 activations   6 bytes per activation   7 floats in the reply
 //	8 part   9 parts   10 the shard's wasm memory in 64 KiB pages   11 message length
+//	12 matrices (from the id on)
 //	bytes 64..96 the model identity, 128..1152 the error message,
 //	actsOff.. the activations, outOff.. the reply.
 
@@ -41,6 +42,7 @@ const (
 	ixReq, ixResp, ixState, ixStatus  = 0, 1, 2, 3
 	ixID, ixActs, ixActLen, ixOutLen  = 4, 5, 6, 7
 	ixPart, ixParts, ixPages, ixMsgLn = 8, 9, 10, 11
+	ixCount                           = 12
 
 	stateLoading, stateServing, stateFailed = 0, 1, 2
 
@@ -192,7 +194,7 @@ func (p *sabPeer) Info() (engine.ShardInfo, error) {
 	return info, nil
 }
 
-func (p *sabPeer) Start(id int, acts [][]byte, out []float32) error {
+func (p *sabPeer) Start(id, count int, acts [][]byte, out []float32) error {
 	n := len(acts[0])
 	if len(acts)*n > actsMax || 4*len(out) > p.c.outMax {
 		return fmt.Errorf("a product of %d activations of %d bytes and %d results does not fit the channel", len(acts), n, len(out))
@@ -206,7 +208,7 @@ func (p *sabPeer) Start(id int, acts [][]byte, out []float32) error {
 	}
 	p.seq++
 	p.out = out
-	p.c.prim.Call("request", p.c.i32, id, len(acts), n, len(out), p.seq)
+	p.c.prim.Call("request", p.c.i32, id, count, len(acts), n, len(out), p.seq)
 	return nil
 }
 
@@ -318,13 +320,14 @@ func (b *bridge) serveShard(msg js.Value) {
 		}
 		c.slots()
 		last = c.slot(ixReq)
-		id, n, l, o := int(c.slot(ixID)), int(c.slot(ixActs)), int(c.slot(ixActLen)), int(c.slot(ixOutLen))
+		id, count := int(c.slot(ixID)), int(c.slot(ixCount))
+		n, l, o := int(c.slot(ixActs)), int(c.slot(ixActLen)), int(c.slot(ixOutLen))
 		if n >= 1 && n <= maxActs && l >= 0 && l <= actLen && o >= 0 && o <= outLen {
 			js.CopyBytesToGo(actBuf[:n*l], c.acts)
 			for i := range n {
 				acts[i] = actBuf[i*l : (i+1)*l]
 			}
-			err = sh.Serve(id, acts[:n], outBuf[:o])
+			err = sh.Serve(id, count, acts[:n], outBuf[:o])
 		} else {
 			err = fmt.Errorf("a request of %d activations of %d bytes and %d results (at most %d, %d, %d)", n, l, o, maxActs, actLen, outLen)
 		}
