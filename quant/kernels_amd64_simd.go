@@ -52,21 +52,21 @@ func halfToFloat(h uint16) float32 {
 	return math.Float32frombits(u&0x8000<<16 | (u&0x7fff<<13 + (127-15)<<23))
 }
 
-// hsum8x8 returns the lane sums of v[0..7] (wrapping, like int32 adds):
-// lane j of the result is the sum of the eight lanes of v[j].
-func hsum8x8(v *[8]archsimd.Int32x8) archsimd.Int32x8 {
-	a := v[0].ConcatAddPairsGrouped(v[1]).ConcatAddPairsGrouped(v[2].ConcatAddPairsGrouped(v[3]))
-	b := v[4].ConcatAddPairsGrouped(v[5]).ConcatAddPairsGrouped(v[6].ConcatAddPairsGrouped(v[7]))
+// hsum8x8 returns the lane sums of v0..v7 (wrapping, like int32 adds):
+// lane j of the result is the sum of the eight lanes of vj.
+func hsum8x8(v0, v1, v2, v3, v4, v5, v6, v7 archsimd.Int32x8) archsimd.Int32x8 {
+	a := v0.ConcatAddPairsGrouped(v1).ConcatAddPairsGrouped(v2.ConcatAddPairsGrouped(v3))
+	b := v4.ConcatAddPairsGrouped(v5).ConcatAddPairsGrouped(v6.ConcatAddPairsGrouped(v7))
 	// per 128-bit half: a = the half-sums of v0..v3, b of v4..v7
 	return a.ConcatPermute128Scalars(0, 2, b).Add(a.ConcatPermute128Scalars(1, 3, b))
 }
 
-// hsum4x2x8 returns, for four pairs of vectors (a[j], b[j]), the lane sums
-// of a[j] in lane 2j and of b[j] in lane 2j+1 (wrapping, like int32 adds);
-// p[j] must be a[j].ConcatAddPairsGrouped(b[j]).
-func hsum4x2x8(p *[4]archsimd.Int32x8) archsimd.Int32x8 {
-	t01 := p[0].ConcatAddPairsGrouped(p[1]) // per half: a0, b0, a1, b1
-	t23 := p[2].ConcatAddPairsGrouped(p[3])
+// hsum4x2x8 returns, for four pairs of vectors (aj, bj), the lane sums
+// of aj in lane 2j and of bj in lane 2j+1 (wrapping, like int32 adds);
+// pj must be aj.ConcatAddPairsGrouped(bj).
+func hsum4x2x8(p0, p1, p2, p3 archsimd.Int32x8) archsimd.Int32x8 {
+	t01 := p0.ConcatAddPairsGrouped(p1) // per half: a0, b0, a1, b1
+	t23 := p2.ConcatAddPairsGrouped(p3)
 	return t01.ConcatPermute128Scalars(0, 2, t23).Add(t01.ConcatPermute128Scalars(1, 3, t23))
 }
 

@@ -29,52 +29,72 @@ func dotQ4_K(n int, w, act []byte) float32 {
 		scm[k] = byteBroadcastShuffle(k)
 	}
 	mnm := archsimd.LoadInt8x32Array(&q4KMinShuffle)
+	// blk returns block x·y's scaled sums and min sums, pairwise added
+	// (lanes 0, 1, 4, 5: scaled sums, 2, 3, 6, 7: min sums), the block's
+	// fp16 d and dmin (in one word) and the activation's scale.
+	blk := func(x *[q4_KBytes]byte, yb *[q8_KBytes]byte) (archsimd.Int32x8, uint32, float32) {
+		sc, mn := scalesMinsK4Array((*[12]byte)(x[4:]))
+		scv := archsimd.BroadcastUint64x4(sc).AsInt8x32()
+		s := func(k int) archsimd.Int16x16 { return scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16() }
+		acc := q4KPair((*[32]byte)(x[16:]), (*[32]byte)(yb[4:]), (*[32]byte)(yb[36:]), s(0), s(1), m4).Add(
+			q4KPair((*[32]byte)(x[48:]), (*[32]byte)(yb[68:]), (*[32]byte)(yb[100:]), s(2), s(3), m4)).Add(
+			q4KPair((*[32]byte)(x[80:]), (*[32]byte)(yb[132:]), (*[32]byte)(yb[164:]), s(4), s(5), m4).Add(
+				q4KPair((*[32]byte)(x[112:]), (*[32]byte)(yb[196:]), (*[32]byte)(yb[228:]), s(6), s(7), m4)))
+		// Σ min·(bsum 2k + bsum 2k+1), exact in int32 like the reference's sum
+		mins := archsimd.BroadcastUint64x4(mn).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+		bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16()
+		return acc.ConcatAddPairsGrouped(bs.DotProductPairs(mins)), binary.LittleEndian.Uint32(x[:]), math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
+	}
 	var (
-		part [4]archsimd.Int32x8 // block j's scaled sums and min sums, half-reduced
-		sums [8]int32            // isum, summ of block 0, of block 1, …
-		hd   [8]uint32           // d, dmin of block 0, of block 1, … (fp16)
-		yd   [8]float32          // the activation scale of block 0 (twice), …
-		q    [8]float32          // the block terms, see below
+		zero archsimd.Int32x8
+		sums [8]int32
+		q    [8]float32
 	)
 	var sum float32
-	for b0 := 0; b0 < nb; b0 += 4 {
-		m := min(4, nb-b0)
-		for j := range m {
-			x := (*[q4_KBytes]byte)(w[(b0+j)*q4_KBytes:])
-			yb := (*[q8_KBytes]byte)(act[(b0+j)*q8_KBytes:])
-			sc, mn := scalesMinsK4Array((*[12]byte)(x[4:]))
-			scv := archsimd.BroadcastUint64x4(sc).AsInt8x32()
-			s := func(k int) archsimd.Int16x16 { return scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16() }
-			acc := q4KPair((*[32]byte)(x[16:]), (*[32]byte)(yb[4:]), (*[32]byte)(yb[36:]), s(0), s(1), m4).Add(
-				q4KPair((*[32]byte)(x[48:]), (*[32]byte)(yb[68:]), (*[32]byte)(yb[100:]), s(2), s(3), m4)).Add(
-				q4KPair((*[32]byte)(x[80:]), (*[32]byte)(yb[132:]), (*[32]byte)(yb[164:]), s(4), s(5), m4).Add(
-					q4KPair((*[32]byte)(x[112:]), (*[32]byte)(yb[196:]), (*[32]byte)(yb[228:]), s(6), s(7), m4)))
-			// Σ min·(bsum 2k + bsum 2k+1), exact in int32 like the reference's sum
-			mins := archsimd.BroadcastUint64x4(mn).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
-			bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16()
-			part[j] = acc.ConcatAddPairsGrouped(bs.DotProductPairs(mins))
-			hd[2*j], hd[2*j+1] = uint32(binary.LittleEndian.Uint16(x[:])), uint32(binary.LittleEndian.Uint16(x[2:]))
-			y := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
-			yd[2*j], yd[2*j+1] = y, y
-		}
-		sv := hsum4x2x8(&part)
-		f, ok := halvesToFloats(archsimd.LoadUint32x8Array(&hd))
+	b := 0
+	for ; b+4 <= nb; b += 4 {
+		xg := (*[4 * q4_KBytes]byte)(w[b*q4_KBytes:])
+		yg := (*[4 * q8_KBytes]byte)(act[b*q8_KBytes:])
+		p0, h0, y0 := blk((*[q4_KBytes]byte)(xg[0:]), (*[q8_KBytes]byte)(yg[0:]))
+		p1, h1, y1 := blk((*[q4_KBytes]byte)(xg[q4_KBytes:]), (*[q8_KBytes]byte)(yg[q8_KBytes:]))
+		p2, h2, y2 := blk((*[q4_KBytes]byte)(xg[2*q4_KBytes:]), (*[q8_KBytes]byte)(yg[2*q8_KBytes:]))
+		p3, h3, y3 := blk((*[q4_KBytes]byte)(xg[3*q4_KBytes:]), (*[q8_KBytes]byte)(yg[3*q8_KBytes:]))
+		// lanes 2j, 2j+1: isum and summ of block j
+		sv := hsum4x2x8(p0, p1, p2, p3)
+		// d, dmin of block 0, of block 1, …, and the activation scales to match
+		var hw archsimd.Uint32x4 // built in registers: stores and a wide load would stall
+		hw = hw.SetElem(0, h0).SetElem(1, h1).SetElem(2, h2).SetElem(3, h3)
+		var yv archsimd.Float32x4
+		yv = yv.SetElem(0, y0).SetElem(1, y1).SetElem(2, y2).SetElem(3, y3)
+		yu := yv.AsUint32x4()
+		var yd archsimd.Uint32x8
+		yd = yd.SetLo(yu.InterleaveLo(yu)).SetHi(yu.InterleaveHi(yu))
+		f, ok := halvesToFloats(hw.AsUint16x8().ExtendToUint32())
 		if !ok { // a zero, subnormal, infinite or NaN scale
 			sv.StoreArray(&sums)
-			for j := range m {
-				d := FP16ToFP32(uint16(hd[2*j])) * yd[2*j]
-				dmin := FP16ToFP32(uint16(hd[2*j+1])) * yd[2*j]
+			for j, hy := range [4]struct {
+				h uint32
+				y float32
+			}{{h0, y0}, {h1, y1}, {h2, y2}, {h3, y3}} {
+				d, dmin := FP16ToFP32(uint16(hy.h))*hy.y, FP16ToFP32(uint16(hy.h>>16))*hy.y
 				sum += float32(d*float32(sums[2*j])) - float32(dmin*float32(sums[2*j+1]))
 			}
 			continue
 		}
 		// lanes 2j, 2j+1: float32(d*float32(isum)), float32(dmin*float32(summ))
 		// of block j, with d = fp16(d)·yd and dmin = fp16(dmin)·yd
-		p := f.Mul(archsimd.LoadFloat32x8Array(&yd)).Mul(sv.ConvertToFloat32())
+		p := f.Mul(yd.AsFloat32x8()).Mul(sv.ConvertToFloat32())
 		p.ConcatSubPairsGrouped(p).StoreArray(&q) // their differences: blocks 0, 1, (0, 1), 2, 3, …
-		for j := range m {
-			sum += q[j&1+j&2*2]
-		}
+		sum += q[0]
+		sum += q[1]
+		sum += q[4]
+		sum += q[5]
+	}
+	for ; b < nb; b++ {
+		p, h, y := blk((*[q4_KBytes]byte)(w[b*q4_KBytes:]), (*[q8_KBytes]byte)(act[b*q8_KBytes:]))
+		hsum4x2x8(p, zero, zero, zero).StoreArray(&sums)
+		d, dmin := halfToFloat(uint16(h))*y, halfToFloat(uint16(h>>16))*y
+		sum += float32(d*float32(sums[0])) - float32(dmin*float32(sums[1]))
 	}
 	return sum
 }

@@ -27,20 +27,10 @@ func dotQ6_K(n int, w, act []byte) float32 {
 	w, act = w[:nb*q6_KBytes], act[:nb*q8_KBytes]
 	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
 	scm := q6KScaleShuffles()
-	var (
-		part [4]archsimd.Int32x8 // block j's scaled sums and offsets, half-reduced
-		sums [8]int32
-		// lanes 0, 1, 4, 5 (block j in lane j&1 + 4·(j&2)/2): d (fp16) and
-		// the activation scale; the other lanes stay 1.0
-		hd = [8]uint32{0x3c00, 0x3c00, 0x3c00, 0x3c00, 0x3c00, 0x3c00, 0x3c00, 0x3c00}
-		yd = [8]float32{1, 1, 1, 1, 1, 1, 1, 1}
-		p  [8]float32
-	)
-	shift := archsimd.LoadUint32x8Array(&[8]uint32{0, 5, 0, 5, 0, 5, 0, 5})
-	var sum float32
-	for b := range nb {
-		x := (*[q6_KBytes]byte)(w[b*q6_KBytes:])
-		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
+	// blk returns block x·y's scaled sums and Σ scale·bsum, pairwise added
+	// (lanes 0, 1, 4, 5: scaled sums), the block's fp16 d and the
+	// activation's scale.
+	blk := func(x *[q6_KBytes]byte, yb *[q8_KBytes]byte) (archsimd.Int32x8, uint16, float32) {
 		scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16() // the 16 scales
 		var acc archsimd.Int32x8
 		for h := range 2 { // 128 weights: ql[64h:64h+64], qh[32h:32h+32]
@@ -62,32 +52,55 @@ func dotQ6_K(n int, w, act []byte) float32 {
 		}
 		// Σ scale·bsum: 32 times it is the offset of the quants
 		bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16()
-		j := b & 3
-		part[j] = acc.ConcatAddPairsGrouped(bs.DotProductPairs(scv))
-		l := j&1 + j&2*2
-		hd[l] = uint32(binary.LittleEndian.Uint16(x[208:]))
-		yd[l] = math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
-		if j < 3 && b < nb-1 {
-			continue
-		}
-		m := j + 1
-		// lanes 2j, 2j+1: the sum and the offset of block j; their
-		// difference (isum of the reference) in lane j&1 + 4·(j&2)/2
-		sv := hsum4x2x8(&part).ShiftLeft(shift)
+		return acc.ConcatAddPairsGrouped(bs.DotProductPairs(scv)), binary.LittleEndian.Uint16(x[208:]), math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
+	}
+	var (
+		zero archsimd.Int32x8
+		sums [8]int32
+		p    [8]float32
+	)
+	shift := archsimd.LoadUint32x8Array(&[8]uint32{0, 5, 0, 5, 0, 5, 0, 5})
+	one := archsimd.BroadcastUint16x8(0x3c00) // fp16 1.0
+	var sum float32
+	b := 0
+	for ; b+4 <= nb; b += 4 {
+		xg := (*[4 * q6_KBytes]byte)(w[b*q6_KBytes:])
+		yg := (*[4 * q8_KBytes]byte)(act[b*q8_KBytes:])
+		p0, h0, y0 := blk((*[q6_KBytes]byte)(xg[0:]), (*[q8_KBytes]byte)(yg[0:]))
+		p1, h1, y1 := blk((*[q6_KBytes]byte)(xg[q6_KBytes:]), (*[q8_KBytes]byte)(yg[q8_KBytes:]))
+		p2, h2, y2 := blk((*[q6_KBytes]byte)(xg[2*q6_KBytes:]), (*[q8_KBytes]byte)(yg[2*q8_KBytes:]))
+		p3, h3, y3 := blk((*[q6_KBytes]byte)(xg[3*q6_KBytes:]), (*[q8_KBytes]byte)(yg[3*q8_KBytes:]))
+		// lanes 2j, 2j+1: the sum and Σ scale·bsum of block j; sum - 32·that
+		// (the reference's isum) in lanes 0, 1 (blocks 0, 1) and 4, 5 (2, 3)
+		sv := hsum4x2x8(p0, p1, p2, p3).ShiftLeft(shift)
 		isum := sv.ConcatSubPairsGrouped(sv)
-		f, ok := halvesToFloats(archsimd.LoadUint32x8Array(&hd))
+		// the block scales and activation scales in the same lanes, built
+		// in registers (stores and a wide load would stall)
+		hv := one.SetElem(0, h0).SetElem(1, h1).SetElem(4, h2).SetElem(5, h3)
+		var ylo, yhi archsimd.Float32x4
+		ylo, yhi = ylo.SetElem(0, y0).SetElem(1, y1), yhi.SetElem(0, y2).SetElem(1, y3)
+		var yd archsimd.Float32x8
+		yd = yd.SetLo(ylo).SetHi(yhi)
+		f, ok := halvesToFloats(hv.ExtendToUint32())
 		if !ok { // a zero, subnormal, infinite or NaN scale
 			isum.StoreArray(&sums)
-			for j := range m {
-				l := j&1 + j&2*2
-				sum += FP16ToFP32(uint16(hd[l])) * yd[l] * float32(sums[l])
-			}
+			sum += FP16ToFP32(h0) * y0 * float32(sums[0])
+			sum += FP16ToFP32(h1) * y1 * float32(sums[1])
+			sum += FP16ToFP32(h2) * y2 * float32(sums[4])
+			sum += FP16ToFP32(h3) * y3 * float32(sums[5])
 			continue
 		}
-		f.Mul(archsimd.LoadFloat32x8Array(&yd)).Mul(isum.ConvertToFloat32()).StoreArray(&p)
-		for j := range m {
-			sum += p[j&1+j&2*2]
-		}
+		f.Mul(yd).Mul(isum.ConvertToFloat32()).StoreArray(&p)
+		sum += p[0]
+		sum += p[1]
+		sum += p[4]
+		sum += p[5]
+	}
+	for ; b < nb; b++ {
+		pb, h, y := blk((*[q6_KBytes]byte)(w[b*q6_KBytes:]), (*[q8_KBytes]byte)(act[b*q8_KBytes:]))
+		sv := hsum4x2x8(pb, zero, zero, zero).ShiftLeft(shift)
+		sv.ConcatSubPairsGrouped(sv).StoreArray(&sums)
+		sum += halfToFloat(h) * y * float32(sums[0])
 	}
 	return sum
 }

@@ -2,27 +2,88 @@
 
 package quant
 
+import (
+	"encoding/binary"
+	"simd/archsimd"
+)
+
 // The native AVX2 dot of Q8_0; q8_0_scalar.go has its portable twin.
 
 // dotQ8_0 computes the same as dotQ8_0Ref, bit for bit. VPMADDUBSW's sign
 // trick would saturate on (-128)·(-128) pairs, so both operands are widened
-// to int16 and multiplied with VPMADDWD instead.
+// to int16 and multiplied with VPMADDWD instead. Eight blocks at a time,
+// the integer sums are reduced together and scaled in float32 lanes (the
+// reference's operations, lane by lane); only the running sum is added
+// block by block.
 func dotQ8_0(n int, w, act []byte) float32 {
 	if !hasAVX2 {
 		return dotQ8_0Ref(n, w, act)
 	}
 	nb := n / qk
 	w, act = w[:nb*q8_0Bytes], act[:nb*q8_0Bytes]
+	var (
+		hxs, hys [8]uint32 // the fp16 scales of eight blocks of w and act
+		sums     [8]int32
+		p        [8]float32
+	)
 	var sum float32
-	for b := range nb {
+	b := 0
+	for ; b+8 <= nb; b += 8 {
+		xg := (*[8 * q8_0Bytes]byte)(w[b*q8_0Bytes:])
+		yg := (*[8 * q8_0Bytes]byte)(act[b*q8_0Bytes:])
+		s := q8_0Group(xg, yg)
+		hx, hy := halves8(xg), halves8(yg)
+		fx, okx := halvesToFloats(hx)
+		fy, oky := halvesToFloats(hy)
+		if !okx || !oky { // a zero, subnormal, infinite or NaN scale
+			s.StoreArray(&sums)
+			hx.StoreArray(&hxs)
+			hy.StoreArray(&hys)
+			for j, si := range sums {
+				sum += float32(si) * float32(FP16ToFP32(uint16(hxs[j]))*FP16ToFP32(uint16(hys[j])))
+			}
+			continue
+		}
+		s.ConvertToFloat32().Mul(fx.Mul(fy)).StoreArray(&p)
+		for j := range p {
+			sum += p[j]
+		}
+	}
+	for ; b < nb; b++ {
 		x := (*[q8_0Bytes]byte)(w[b*q8_0Bytes:])
 		y := (*[q8_0Bytes]byte)(act[b*q8_0Bytes:])
-		x0 := load16((*[16]byte)(x[2:])).BitsToInt8().ExtendToInt16()
-		x1 := load16((*[16]byte)(x[18:])).BitsToInt8().ExtendToInt16()
-		y0 := load16((*[16]byte)(y[2:])).BitsToInt8().ExtendToInt16()
-		y1 := load16((*[16]byte)(y[18:])).BitsToInt8().ExtendToInt16()
-		acc := x0.DotProductPairs(y0).Add(x1.DotProductPairs(y1))
-		sum += float32(hsum8(acc)) * float32(fp16At(x[:])*fp16At(y[:]))
+		sum += float32(hsum8(q8_0Block(x, y))) * float32(halfToFloat(binary.LittleEndian.Uint16(x[:]))*halfToFloat(binary.LittleEndian.Uint16(y[:])))
 	}
 	return sum
+}
+
+// q8_0Group returns the integer sums of eight blocks of x and y in int32
+// lanes (not inlined: with the block pointers in registers the loads take
+// constant offsets).
+//
+//go:noinline
+func q8_0Group(xg, yg *[8 * q8_0Bytes]byte) archsimd.Int32x8 {
+	d := func(j int) archsimd.Int32x8 {
+		return q8_0Block((*[q8_0Bytes]byte)(xg[q8_0Bytes*j:]), (*[q8_0Bytes]byte)(yg[q8_0Bytes*j:]))
+	}
+	return hsum8x8(d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7))
+}
+
+// q8_0Block returns the products of the quants of x and y, pairwise added,
+// in int32 lanes.
+func q8_0Block(x, y *[q8_0Bytes]byte) archsimd.Int32x8 {
+	x0 := load16((*[16]byte)(x[2:])).BitsToInt8().ExtendToInt16()
+	x1 := load16((*[16]byte)(x[18:])).BitsToInt8().ExtendToInt16()
+	y0 := load16((*[16]byte)(y[2:])).BitsToInt8().ExtendToInt16()
+	y1 := load16((*[16]byte)(y[18:])).BitsToInt8().ExtendToInt16()
+	return x0.DotProductPairs(y0).Add(x1.DotProductPairs(y1))
+}
+
+// halves8 returns the leading fp16 scales of eight consecutive 34-byte
+// blocks (Q8_0) in uint32 lanes.
+func halves8(g *[8 * q8_0Bytes]byte) archsimd.Uint32x8 {
+	f := func(j int) uint16 { return binary.LittleEndian.Uint16(g[q8_0Bytes*j:]) }
+	var v archsimd.Uint16x8 // built in registers: stores and a wide load would stall
+	v = v.SetElem(0, f(0)).SetElem(1, f(1)).SetElem(2, f(2)).SetElem(3, f(3)).SetElem(4, f(4)).SetElem(5, f(5)).SetElem(6, f(6)).SetElem(7, f(7))
+	return v.ExtendToUint32()
 }
