@@ -12,8 +12,80 @@ import (
 // (nibbles split, high bits merged, offsets taken off) and then dotted with
 // every activation exactly as the one-activation kernel of its type does.
 
-func dotNQ4_0(n int, w []byte, acts [][]byte, out []float32) { dotEach(dotQ4_0, n, w, acts, out) }
-func dotNQ8_0(n int, w []byte, acts [][]byte, out []float32) { dotEach(dotQ8_0, n, w, acts, out) }
+// dotNQ4_0 is dotQ4_0 for several activations: four blocks' quants are
+// decoded (nibbles split, 8 taken off) and their scales converted once.
+func dotNQ4_0(n int, w []byte, acts [][]byte, out []float32) {
+	nb := n / qk
+	w = w[:nb*q4_0Bytes]
+	out = out[:len(acts)]
+	clear(out)
+	m4 := archsimd.BroadcastUint8x16(0x0f)
+	eight := archsimd.BroadcastInt8x16(8)
+	b := 0
+	for ; b+4 <= nb; b += 4 {
+		x := (*[4 * q4_0Bytes]byte)(w[b*q4_0Bytes:])
+		var lo, hi [4]archsimd.Int8x16
+		for j := range 4 {
+			q := loadU8((*[16]byte)(x[j*q4_0Bytes+2:]))
+			lo[j] = q.And(m4).BitsToInt8().Sub(eight)
+			hi[j] = q.ShiftAllRight(4).BitsToInt8().Sub(eight)
+		}
+		dx := fp16x4At(x[:], q4_0Bytes)
+		for i, a := range acts {
+			y := (*[4 * q8_0Bytes]byte)(a[b*q8_0Bytes:])
+			blk := func(j int) archsimd.Int32x4 {
+				yj := (*[q8_0Bytes]byte)(y[j*q8_0Bytes:])
+				return widen(dot8(lo[j], loadI8((*[16]byte)(yj[2:]))).Add(dot8(hi[j], loadI8((*[16]byte)(yj[18:])))))
+			}
+			s := hsum4(blk(0), blk(1), blk(2), blk(3))
+			out[i] = addLanes(out[i], s.ConvertToFloat32().Mul(dx.Mul(fp16x4At(y[:], q8_0Bytes))))
+		}
+	}
+	for ; b < nb; b++ {
+		x := (*[q4_0Bytes]byte)(w[b*q4_0Bytes:])
+		for i, a := range acts {
+			y := (*[q8_0Bytes]byte)(a[b*q8_0Bytes:])
+			out[i] += float32(hsum(q4_0Sums(x, y))) * float32(fp16At(x[:])*fp16At(y[:]))
+		}
+	}
+}
+
+// dotNQ8_0 is dotQ8_0 for several activations: four blocks' quants are
+// loaded and their scales converted once.
+func dotNQ8_0(n int, w []byte, acts [][]byte, out []float32) {
+	nb := n / qk
+	w = w[:nb*q8_0Bytes]
+	out = out[:len(acts)]
+	clear(out)
+	b := 0
+	for ; b+4 <= nb; b += 4 {
+		x := (*[4 * q8_0Bytes]byte)(w[b*q8_0Bytes:])
+		var x0, x1 [4]archsimd.Int8x16
+		for j := range 4 {
+			x0[j] = loadI8((*[16]byte)(x[j*q8_0Bytes+2:]))
+			x1[j] = loadI8((*[16]byte)(x[j*q8_0Bytes+18:]))
+		}
+		dx := fp16x4At(x[:], q8_0Bytes)
+		for i, a := range acts {
+			y := (*[4 * q8_0Bytes]byte)(a[b*q8_0Bytes:])
+			blk := func(j int) archsimd.Int32x4 {
+				y0 := loadI8((*[16]byte)(y[j*q8_0Bytes+2:]))
+				y1 := loadI8((*[16]byte)(y[j*q8_0Bytes+18:]))
+				acc := widen(x0[j].MulWidenLo(y0)).Add(widen(x0[j].MulWidenHi(y0)))
+				return acc.Add(widen(x1[j].MulWidenLo(y1))).Add(widen(x1[j].MulWidenHi(y1)))
+			}
+			s := hsum4(blk(0), blk(1), blk(2), blk(3))
+			out[i] = addLanes(out[i], s.ConvertToFloat32().Mul(dx.Mul(fp16x4At(y[:], q8_0Bytes))))
+		}
+	}
+	for ; b < nb; b++ {
+		x := (*[q8_0Bytes]byte)(w[b*q8_0Bytes:])
+		for i, a := range acts {
+			y := (*[q8_0Bytes]byte)(a[b*q8_0Bytes:])
+			out[i] += float32(hsum(q8_0Sums(x, y))) * float32(fp16At(x[:])*fp16At(y[:]))
+		}
+	}
+}
 
 // loadI16 loads 16 bytes as eight little-endian int16 lanes.
 func loadI16(b *[16]byte) archsimd.Int16x8 {
