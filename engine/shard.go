@@ -179,11 +179,11 @@ type parts struct {
 	// The replies in scratch: matrices [first, end) times the activations
 	// copied to acts (nacts of actLen bytes). A product of a later matrix
 	// of the group on the same activations takes its reply from there.
-	first, end   int
-	nacts        int
-	actLen       int
-	acts         []byte // [prefillBatch × the largest activation]
-	started, got int    // peers started, and their replies not yet waited for
+	first, end int
+	nacts      int
+	actLen     int
+	acts       []byte // [prefillBatch × the largest activation]
+	started    int    // peers started and not yet waited for
 }
 
 // connect checks the peers serve the other parts of s's model and orders
