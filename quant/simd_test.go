@@ -240,3 +240,71 @@ func TestScalesMinsK4(t *testing.T) {
 		}
 	}
 }
+
+// TestDotTwinsManyBlocks runs the dots and DotEach on rows of many blocks,
+// multiples of four and not (the SIMD kernels reduce four blocks at once
+// and finish the rest one by one), including the row lengths of
+// TinyLlama (2048 and 5632 weights).
+func TestDotTwinsManyBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		tr := TraitsOf(typ)
+		at := TraitsOf(tr.VecDotType)
+		ref := refDots[typ]
+		for _, n := range []int{2048, 5632, 256 * 4, 256 * 5, 256 * 7, 256 * 13, 256 * 33} {
+			nb := n / tr.BlockSize
+			w := randBlocks(rng, typ, nb)
+			acts := make([][]byte, 1+n%7)
+			for i := range acts {
+				acts[i] = randBlocks(rng, tr.VecDotType, n/at.BlockSize)
+			}
+			out := make([]float32, len(acts))
+			tr.DotEach(n, w, acts, out)
+			for i, a := range acts {
+				want := ref(n, w, a)
+				if got := tr.Dot(n, w, a); math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("%v n=%d activation %d: Dot %g, reference %g", typ, n, i, got, want)
+				}
+				if math.Float32bits(out[i]) != math.Float32bits(want) {
+					t.Fatalf("%v n=%d activation %d of %d: DotEach %g, reference %g", typ, n, i, len(acts), out[i], want)
+				}
+			}
+		}
+	}
+}
+
+// TestDotScalesAllFP16 sets a weight block's fp16 scale to every bit
+// pattern (subnormals, infinities and NaNs included), cycling through the
+// four blocks of a four-block group and the type's scale fields: the SIMD
+// kernels convert four scales at once in vector lanes. Results must be
+// equal (or both NaN).
+func TestDotScalesAllFP16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		tr := TraitsOf(typ)
+		at := TraitsOf(tr.VecDotType)
+		ref := refDots[typ]
+		const nb = 4
+		n := nb * tr.BlockSize
+		w := randBlocks(rng, typ, nb)
+		act := randBlocks(rng, tr.VecDotType, n/at.BlockSize)
+		off := map[Type][]int{Q4_0: {0}, Q8_0: {0}, Q4_K: {0, 2}, Q6_K: {208}}[typ]
+		out := make([]float32, 1)
+		for h := range 1 << 16 {
+			b := h % nb
+			o := off[h/nb%len(off)]
+			blk := w[b*tr.TypeSize+o:]
+			saved := binary.LittleEndian.Uint16(blk)
+			binary.LittleEndian.PutUint16(blk, uint16(h))
+			want := ref(n, w, act)
+			got := tr.Dot(n, w, act)
+			tr.DotEach(n, w, [][]byte{act}, out)
+			binary.LittleEndian.PutUint16(blk, saved)
+			for _, g := range []float32{got, out[0]} {
+				if math.Float32bits(g) != math.Float32bits(want) && !(g != g && want != want) {
+					t.Fatalf("%v fp16 scale %#04x in block %d (offset %d): %g, reference %g", typ, h, b, o, g, want)
+				}
+			}
+		}
+	}
+}
