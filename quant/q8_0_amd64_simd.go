@@ -83,7 +83,9 @@ func q8_0Block(x, y *[q8_0Bytes]byte) archsimd.Int32x8 {
 // blocks (Q8_0) in uint32 lanes.
 func halves8(g *[8 * q8_0Bytes]byte) archsimd.Uint32x8 {
 	f := func(j int) uint16 { return binary.LittleEndian.Uint16(g[q8_0Bytes*j:]) }
-	var v archsimd.Uint16x8 // built in registers: stores and a wide load would stall
-	v = v.SetElem(0, f(0)).SetElem(1, f(1)).SetElem(2, f(2)).SetElem(3, f(3)).SetElem(4, f(4)).SetElem(5, f(5)).SetElem(6, f(6)).SetElem(7, f(7))
-	return v.ExtendToUint32()
+	lo := uint64(f(0)) | uint64(f(1))<<16 | uint64(f(2))<<32 | uint64(f(3))<<48
+	hi := uint64(f(4)) | uint64(f(5))<<16 | uint64(f(6))<<32 | uint64(f(7))<<48
+	var v archsimd.Uint64x2 // built in registers: stores and a wide load would stall
+	v = v.SetElem(0, lo).SetElem(1, hi)
+	return v.AsUint16x8().ExtendToUint32()
 }
