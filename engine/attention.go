@@ -93,7 +93,7 @@ func roundFP16(x []float32, scale float32) {
 }
 
 // attnTile is the number of scores computed at once (on the stack).
-const attnTile = 256
+const attnTile = 512
 
 // attendHead sets out ([headDim]) to softmax(qh·K/scale)·V over positions
 // 0..pos of KV head kvh of layer l, for the fp16-rounded query head qh.

@@ -77,21 +77,20 @@ func axpyF16Vec(y []float32, a float32, x []uint16) {
 // from k+1023 in the exponent bits (k+2^52+1023 holds it in its low bits).
 // A NaN lane comes out NaN.
 func exp4(x archsimd.Float64x4) archsimd.Float64x4 {
-	bc := archsimd.BroadcastFloat64x4
-	xc := x.Max(bc(expMin)).Min(bc(expMax))
+	xc := x.Max(archsimd.BroadcastFloat64x4(expMin)).Min(archsimd.BroadcastFloat64x4(expMax))
 	h := xc.AsUint64x4().And(archsimd.BroadcastUint64x4(1 << 63)).Or(archsimd.BroadcastUint64x4(0x3fe0000000000000)).AsFloat64x4() // ±0.5
-	k := bc(expLog2e).Mul(xc).Add(h).Trunc()
-	hi := xc.Sub(k.Mul(bc(expLn2Hi)))
-	lo := k.Mul(bc(expLn2Lo))
+	k := archsimd.BroadcastFloat64x4(expLog2e).Mul(xc).Add(h).Trunc()
+	hi := xc.Sub(k.Mul(archsimd.BroadcastFloat64x4(expLn2Hi)))
+	lo := k.Mul(archsimd.BroadcastFloat64x4(expLn2Lo))
 	r := hi.Sub(lo)
 	t := r.Mul(r)
-	p := bc(expP4).Add(t.Mul(bc(expP5)))
-	p = bc(expP3).Add(t.Mul(p))
-	p = bc(expP2).Add(t.Mul(p))
-	p = bc(expP1).Add(t.Mul(p))
+	p := archsimd.BroadcastFloat64x4(expP4).Add(t.Mul(archsimd.BroadcastFloat64x4(expP5)))
+	p = archsimd.BroadcastFloat64x4(expP3).Add(t.Mul(p))
+	p = archsimd.BroadcastFloat64x4(expP2).Add(t.Mul(p))
+	p = archsimd.BroadcastFloat64x4(expP1).Add(t.Mul(p))
 	c := r.Sub(t.Mul(p))
-	y := bc(1).Sub(lo.Sub(r.Mul(c).Div(bc(2).Sub(c))).Sub(hi))
-	scale := k.Add(bc(0x1p52 + 1023)).AsUint64x4().ShiftAllLeft(52).AsFloat64x4()
+	y := archsimd.BroadcastFloat64x4(1).Sub(lo.Sub(r.Mul(c).Div(archsimd.BroadcastFloat64x4(2).Sub(c))).Sub(hi))
+	scale := k.Add(archsimd.BroadcastFloat64x4(0x1p52 + 1023)).AsUint64x4().ShiftAllLeft(52).AsFloat64x4()
 	return x.IfElse(x.IsNaN(), y.Mul(scale))
 }
 

@@ -75,21 +75,20 @@ func axpyF16Vec(y []float32, a float32, x []uint16) {
 // exponent bits (k+2^52+1023 holds it in its low bits). WebAssembly's
 // f64x2.min and max propagate NaNs, so a NaN lane comes out NaN.
 func exp2(x archsimd.Float64x2) archsimd.Float64x2 {
-	bc := archsimd.BroadcastFloat64x2
-	xc := x.Max(bc(expMin)).Min(bc(expMax))
+	xc := x.Max(archsimd.BroadcastFloat64x2(expMin)).Min(archsimd.BroadcastFloat64x2(expMax))
 	h := xc.ToBits().And(archsimd.BroadcastUint64x2(1 << 63)).Or(archsimd.BroadcastUint64x2(0x3fe0000000000000)).BitsToFloat64() // ±0.5
-	k := bc(expLog2e).Mul(xc).Add(h).Trunc()
-	hi := xc.Sub(k.Mul(bc(expLn2Hi)))
-	lo := k.Mul(bc(expLn2Lo))
+	k := archsimd.BroadcastFloat64x2(expLog2e).Mul(xc).Add(h).Trunc()
+	hi := xc.Sub(k.Mul(archsimd.BroadcastFloat64x2(expLn2Hi)))
+	lo := k.Mul(archsimd.BroadcastFloat64x2(expLn2Lo))
 	r := hi.Sub(lo)
 	t := r.Mul(r)
-	p := bc(expP4).Add(t.Mul(bc(expP5)))
-	p = bc(expP3).Add(t.Mul(p))
-	p = bc(expP2).Add(t.Mul(p))
-	p = bc(expP1).Add(t.Mul(p))
+	p := archsimd.BroadcastFloat64x2(expP4).Add(t.Mul(archsimd.BroadcastFloat64x2(expP5)))
+	p = archsimd.BroadcastFloat64x2(expP3).Add(t.Mul(p))
+	p = archsimd.BroadcastFloat64x2(expP2).Add(t.Mul(p))
+	p = archsimd.BroadcastFloat64x2(expP1).Add(t.Mul(p))
 	c := r.Sub(t.Mul(p))
-	y := bc(1).Sub(lo.Sub(r.Mul(c).Div(bc(2).Sub(c))).Sub(hi))
-	scale := k.Add(bc(0x1p52 + 1023)).ToBits().ShiftAllLeft(52).BitsToFloat64()
+	y := archsimd.BroadcastFloat64x2(1).Sub(lo.Sub(r.Mul(c).Div(archsimd.BroadcastFloat64x2(2).Sub(c))).Sub(hi))
+	scale := k.Add(archsimd.BroadcastFloat64x2(0x1p52 + 1023)).ToBits().ShiftAllLeft(52).BitsToFloat64()
 	return y.Mul(scale)
 }
 
