@@ -3,67 +3,51 @@
 package quant
 
 import (
-	"encoding/binary"
 	"simd/archsimd"
 )
 
 // The wasm SIMD128 kernel of Q4_K; q4_k_scalar.go has its portable twin.
 
-// dotQ4_K computes the same as dotQ4_KRef, bit for bit. Per 32-weight
-// sub-block the nibble (0..15) times int8 products, at most 1920 in
-// magnitude, meet four to an int16 lane (≤ 7680); the lanes are then
-// multiplied by the 6-bit scale into int32 with i32x4.extmul_i16x8. The
-// mins multiply the activation's block sums, as in the reference. Four
-// blocks go at once: their exact integer sums are reduced together
-// (hsum4), scaled in float32 lanes with the reference's IEEE operations,
-// and added to the sum in block order.
+// q4KChunk is the number of blocks whose integer sums q4KIntSums
+// computes in one call.
+const q4KChunk = 32
+
+// q4KIntSums sets out[j] to block j's Σ scale·q·y and out[q4KChunk+j] to
+// its Σ min·bsum (as the reference computes them in int32), for the nb ≤
+// q4KChunk weight blocks at x and activation blocks at y; in
+// q4_k_simd_wasm.s.
+//
+//go:noescape
+func q4KIntSums(x, y *byte, nb int, out *[2 * q4KChunk]int32)
+
+// dotQ4_K computes the same as dotQ4_KRef, bit for bit: q4KIntSums
+// computes the exact integer sums of up to q4KChunk blocks, which are then
+// scaled four at a time in float32 lanes with the reference's IEEE
+// operations and added to the sum in block order.
 func dotQ4_K(n int, w, act []byte) float32 {
 	nb := n / qkK
 	w, act = w[:nb*q4_KBytes], act[:nb*q8_KBytes]
+	var sums [2 * q4KChunk]int32
 	var sum float32
-	var acc, macc [4]archsimd.Int32x4
-	for b := 0; b < nb; b += 4 {
-		k := min(4, nb-b)
-		for j := range k {
-			x := (*[q4_KBytes]byte)(w[(b+j)*q4_KBytes:])
-			yb := (*[q8_KBytes]byte)(act[(b+j)*q8_KBytes:])
-			// the scales and mins (scalesMinsK4, by 32-bit words)
-			const low6, low4, top2 = 0x3f3f3f3f, 0x0f0f0f0f, 0x03030303
-			u0 := binary.LittleEndian.Uint32(x[4:])
-			u1 := binary.LittleEndian.Uint32(x[8:])
-			u2 := binary.LittleEndian.Uint32(x[12:])
-			s03, s47 := u0&low6, u2&low4|(u0>>6&top2)<<4
-			m03, m47 := u1&low6, u2>>4&low4|(u1>>6&top2)<<4
-			// Σ min·bsum: the mins, each twice as int16 lanes, against
-			// the 16 block sums
-			mins := archsimd.BroadcastUint32x4(m03).SetElem(1, m47).ReshapeToUint8s().BitsToInt8()
-			mv0 := asI16(mins.LookupOrZero(archsimd.LoadInt8x16Array(&dupIdx[0])))
-			mv1 := asI16(mins.LookupOrZero(archsimd.LoadInt8x16Array(&dupIdx[1])))
-			b0 := loadI16((*[16]byte)(yb[4+qkK:]))
-			b1 := loadI16((*[16]byte)(yb[4+qkK+16:]))
-			macc[j] = b0.MulWidenLo(mv0).Add(b0.MulWidenHi(mv0)).Add(b1.MulWidenLo(mv1).Add(b1.MulWidenHi(mv1)))
-			m4 := archsimd.BroadcastUint8x16(0x0f)
-			acc[j] = q4KGroup((*[32]byte)(x[16:]), (*[64]byte)(yb[4:]), s03, m4).
-				Add(q4KGroup((*[32]byte)(x[48:]), (*[64]byte)(yb[68:]), s03>>16, m4)).
-				Add(q4KGroup((*[32]byte)(x[80:]), (*[64]byte)(yb[132:]), s47, m4).
-					Add(q4KGroup((*[32]byte)(x[112:]), (*[64]byte)(yb[196:]), s47>>16, m4)))
+	for c := 0; c < nb; c += q4KChunk {
+		k := min(q4KChunk, nb-c)
+		q4KIntSums(&w[c*q4_KBytes], &act[c*q8_KBytes], k, &sums)
+		j := 0
+		for ; j+4 <= k; j += 4 {
+			x, y := w[(c+j)*q4_KBytes:], act[(c+j)*q8_KBytes:]
+			yd := archsimd.BroadcastFloat32x4(f32At(y)).SetElem(1, f32At(y[q8_KBytes:])).
+				SetElem(2, f32At(y[2*q8_KBytes:])).SetElem(3, f32At(y[3*q8_KBytes:]))
+			d, dmin := fp16x4At(x, q4_KBytes).Mul(yd), fp16x4At(x[2:], q4_KBytes).Mul(yd)
+			is := archsimd.LoadInt32x4Array((*[4]int32)(sums[j:])).ConvertToFloat32()
+			ms := archsimd.LoadInt32x4Array((*[4]int32)(sums[q4KChunk+j:])).ConvertToFloat32()
+			sum = addLanes(sum, d.Mul(is).Sub(dmin.Mul(ms)))
 		}
-		if k < 4 {
-			for j := range k {
-				x := w[(b+j)*q4_KBytes:]
-				yd := f32At(act[(b+j)*q8_KBytes:])
-				d, dmin := fp16At(x)*yd, fp16At(x[2:])*yd
-				sum += float32(d*float32(hsum(acc[j]))) - float32(dmin*float32(hsum(macc[j])))
-			}
-			break
+		for ; j < k; j++ {
+			x := w[(c+j)*q4_KBytes:]
+			yd := f32At(act[(c+j)*q8_KBytes:])
+			d, dmin := fp16At(x)*yd, fp16At(x[2:])*yd
+			sum += float32(d*float32(sums[j])) - float32(dmin*float32(sums[q4KChunk+j]))
 		}
-		x, y := w[b*q4_KBytes:], act[b*q8_KBytes:]
-		yd := archsimd.BroadcastFloat32x4(f32At(y)).SetElem(1, f32At(y[q8_KBytes:])).
-			SetElem(2, f32At(y[2*q8_KBytes:])).SetElem(3, f32At(y[3*q8_KBytes:]))
-		d, dmin := fp16x4At(x, q4_KBytes).Mul(yd), fp16x4At(x[2:], q4_KBytes).Mul(yd)
-		is := hsum4(acc[0], acc[1], acc[2], acc[3]).ConvertToFloat32()
-		ms := hsum4(macc[0], macc[1], macc[2], macc[3]).ConvertToFloat32()
-		sum = addLanes(sum, d.Mul(is).Sub(dmin.Mul(ms)))
 	}
 	return sum
 }
