@@ -12,9 +12,12 @@ import (
 // split, high bits merged, scales broadcast) and then dotted with every
 // activation exactly as the one-activation kernel of its type does.
 
-// dotNQ4_K is dotQ4_K for several activations.
+// dotNQ4_K is dotQ4_K for several activations: each block is decoded once
+// (nibbles split, scales broadcast), its integer sums with every
+// activation are kept, and every four blocks each activation's sums are
+// reduced together and scaled in float32 lanes as dotQ4_K does.
 func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
-	if !hasAVX2 {
+	if !hasAVX2 || len(acts) > MaxDotN {
 		dotEach(dotQ4_KRef, n, w, acts, out)
 		return
 	}
@@ -22,50 +25,87 @@ func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 	w = w[:nb*q4_KBytes]
 	out = out[:len(acts)]
 	clear(out)
-	var q [8]archsimd.Uint8x32  // sub-block k's 32 quants
-	var sc [8]archsimd.Int16x16 // sub-block k's scale, broadcast
-	var mins [16]int16          // the min of block sum j's sub-block, j/2
-	for b := range nb {
-		x := (*[q4_KBytes]byte)(w[b*q4_KBytes:])
-		for g := range 4 {
-			q[2*g], q[2*g+1] = nibbles(load32((*[32]byte)(x[16+32*g:])))
-		}
-		for k := range 8 {
-			s, m := scaleMinK4(k, x[4:16])
-			sc[k] = archsimd.BroadcastInt16x16(int16(s))
-			mins[2*k], mins[2*k+1] = int16(m), int16(m)
-		}
-		mv := archsimd.LoadInt16x16Array(&mins)
-		dw, dminw := fp16At(x[:]), fp16At(x[2:])
-		for i, a := range acts {
-			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
-			yd := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
-			// the sub-blocks written out: the compiler does not unroll
-			dp := func(k int) archsimd.Int32x8 {
-				return q[k].DotProductPairsSaturated(load32((*[32]byte)(yb[4+32*k:])).BitsToInt8()).DotProductPairs(sc[k])
+	m4 := archsimd.BroadcastUint8x32(0x0f)
+	var scm [8]archsimd.Int8x32 // VPSHUFB patterns broadcasting scale k
+	for k := range scm {
+		scm[k] = byteBroadcastShuffle(k)
+	}
+	mnm := archsimd.LoadInt8x32Array(&q4KMinShuffle)
+	var (
+		parts [MaxDotN][4]archsimd.Int32x8 // activation i, block j of the group: scaled sums, min sums
+		q     [8]archsimd.Uint8x32         // sub-block k's quants
+		sc    [8]archsimd.Int16x16         // sub-block k's scale, broadcast
+		zero  archsimd.Int32x8
+		sums  [8]int32
+	)
+	for b0 := 0; b0 < nb; b0 += 4 {
+		m := min(4, nb-b0)
+		for j := range m {
+			x := (*[q4_KBytes]byte)(w[(b0+j)*q4_KBytes:])
+			for g := range 4 {
+				v := load32((*[32]byte)(x[16+32*g:]))
+				q[2*g], q[2*g+1] = v.And(m4), v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
 			}
-			acc := dp(0).Add(dp(1)).Add(dp(2).Add(dp(3))).Add(dp(4).Add(dp(5)).Add(dp(6).Add(dp(7))))
-			// Σ min·bsum, exact in int32 like the reference's sum
-			bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16()
-			isum, summ := hsum2x8(acc, bs.DotProductPairs(mv))
-			d, dmin := dw*yd, dminw*yd
-			out[i] += float32(d*float32(isum)) - float32(dmin*float32(summ))
+			scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
+			scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
+			for k := range sc {
+				sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
+			}
+			mins := archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+			kBlockDots(&q, &sc, mins, acts, b0+j, &parts, j)
+		}
+		if m < 4 { // the last blocks of the row, one by one as dotQ4_K does
+			for i, a := range acts {
+				o := out[i]
+				for j := range m {
+					hsum4x2x8(parts[i][j], zero, zero, zero).StoreArray(&sums)
+					h := binary.LittleEndian.Uint32(w[(b0+j)*q4_KBytes:])
+					y := math.Float32frombits(binary.LittleEndian.Uint32(a[(b0+j)*q8_KBytes:]))
+					d, dmin := halfToFloat(uint16(h))*y, halfToFloat(uint16(h>>16))*y
+					o += float32(d*float32(sums[0])) - float32(dmin*float32(sums[1]))
+				}
+				out[i] = o
+			}
+			continue
+		}
+		// the group's d, dmin (fp16) and, per activation, its scales to
+		// match, built in registers (stores and a wide load would stall)
+		xg := (*[4 * q4_KBytes]byte)(w[b0*q4_KBytes:])
+		word := func(j int) uint32 { return binary.LittleEndian.Uint32(xg[j*q4_KBytes:]) }
+		var hw archsimd.Uint32x4
+		hw = hw.SetElem(0, word(0)).SetElem(1, word(1)).SetElem(2, word(2)).SetElem(3, word(3))
+		f, ok := halvesToFloats(hw.AsUint16x8().ExtendToUint32())
+		for i, a := range acts {
+			sv := hsum4x2x8(parts[i][0], parts[i][1], parts[i][2], parts[i][3])
+			yg := (*[4 * q8_KBytes]byte)(a[b0*q8_KBytes:])
+			scale := func(j int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(yg[j*q8_KBytes:])) }
+			if !ok { // a zero, subnormal, infinite or NaN scale
+				sv.StoreArray(&sums)
+				for j := range 4 {
+					h, y := word(j), scale(j)
+					d, dmin := FP16ToFP32(uint16(h))*y, FP16ToFP32(uint16(h>>16))*y
+					out[i] += float32(d*float32(sums[2*j])) - float32(dmin*float32(sums[2*j+1]))
+				}
+				continue
+			}
+			var yv archsimd.Float32x4
+			yv = yv.SetElem(0, scale(0)).SetElem(1, scale(1)).SetElem(2, scale(2)).SetElem(3, scale(3))
+			yu := yv.AsUint32x4()
+			var yd archsimd.Uint32x8
+			yd = yd.SetLo(yu.InterleaveLo(yu)).SetHi(yu.InterleaveHi(yu))
+			// as in dotQ4_K: lanes 2j, 2j+1 the block terms, then their differences
+			p := f.Mul(yd.AsFloat32x8()).Mul(sv.ConvertToFloat32())
+			out[i] = addLanes0145(out[i], p.ConcatSubPairsGrouped(p))
 		}
 	}
 }
 
-// hsum2x8 returns the sums of the eight lanes of a and of b (wrapping, like
-// int32 adds), with two VPHADDD.
-func hsum2x8(a, b archsimd.Int32x8) (int32, int32) {
-	u := a.ConcatAddPairsGrouped(b) // per half: a pairs, b pairs
-	v := u.GetLo().Add(u.GetHi())   // a01+a45, a23+a67, b01+b45, b23+b67
-	v = v.ConcatAddPairs(v)
-	return v.GetElem(0), v.GetElem(1)
-}
-
-// dotNQ6_K is dotQ6_K for several activations.
+// dotNQ6_K is dotQ6_K for several activations: each block is decoded once
+// (low and high bits merged, scales broadcast), its integer sums with
+// every activation are kept, and every four blocks each activation's sums
+// are reduced together and scaled in float32 lanes as dotQ6_K does.
 func dotNQ6_K(n int, w []byte, acts [][]byte, out []float32) {
-	if !hasAVX2 {
+	if !hasAVX2 || len(acts) > MaxDotN {
 		dotEach(dotQ6_KRef, n, w, acts, out)
 		return
 	}
@@ -73,38 +113,135 @@ func dotNQ6_K(n int, w []byte, acts [][]byte, out []float32) {
 	w = w[:nb*q6_KBytes]
 	out = out[:len(acts)]
 	clear(out)
-	m30 := archsimd.BroadcastUint8x32(0x30)
-	var q [8]archsimd.Uint8x32  // the quants (0..63) of activation bytes 32k..32k+31
-	var sc [8]archsimd.Int16x16 // their two sub-blocks' scales
-	for b := range nb {
-		x := (*[q6_KBytes]byte)(w[b*q6_KBytes:])
-		for h := range 2 {
-			s := (*[8]byte)(x[192+8*h:])
-			lo, hi := nibbles(load32((*[32]byte)(x[64*h:])))
-			lo2, hi2 := nibbles(load32((*[32]byte)(x[64*h+32:])))
-			qh := load32((*[32]byte)(x[128+32*h:])).ReshapeToUint16s()
-			q[4*h] = lo.Or(qh.ShiftAllLeft(4).AsUint8x32().And(m30))
-			q[4*h+1] = lo2.Or(qh.ShiftAllLeft(2).AsUint8x32().And(m30))
-			q[4*h+2] = hi.Or(qh.AsUint8x32().And(m30))
-			q[4*h+3] = hi2.Or(qh.ShiftAllRight(2).AsUint8x32().And(m30))
-			for k := range 4 {
-				sc[4*h+k] = archsimd.BroadcastInt16x16(int16(int8(s[2*k]))).SetHi(archsimd.BroadcastInt16x8(int16(int8(s[2*k+1]))))
+	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
+	scm := q6KScaleShuffles()
+	shift := archsimd.LoadUint32x8Array(&[8]uint32{0, 5, 0, 5, 0, 5, 0, 5})
+	var (
+		parts [MaxDotN][4]archsimd.Int32x8 // activation i, block j of the group: scaled sums, Σ scale·bsum
+		q     [8]archsimd.Uint8x32         // the quants (0..63) of activation bytes 32k..32k+31
+		sc    [8]archsimd.Int16x16         // their two sub-blocks' scales
+		zero  archsimd.Int32x8
+		sums  [8]int32
+	)
+	for b0 := 0; b0 < nb; b0 += 4 {
+		m := min(4, nb-b0)
+		for j := range m {
+			x := (*[q6_KBytes]byte)(w[(b0+j)*q6_KBytes:])
+			scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16()
+			for h := range 2 {
+				a, c := load32((*[32]byte)(x[64*h:])), load32((*[32]byte)(x[64*h+32:]))
+				hb := load32((*[32]byte)(x[128+32*h:])).ReshapeToUint16s()
+				q[4*h] = a.And(m4).Or(hb.ShiftAllLeft(4).AsUint8x32().And(m30))
+				q[4*h+1] = c.And(m4).Or(hb.ShiftAllLeft(2).AsUint8x32().And(m30))
+				q[4*h+2] = a.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.AsUint8x32().And(m30))
+				q[4*h+3] = c.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(2).AsUint8x32().And(m30))
+				s := scv.ConcatPermute128Scalars(0, 0, scv)
+				if h == 1 {
+					s = scv.ConcatPermute128Scalars(1, 1, scv)
+				}
+				for k := range 4 {
+					sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
+				}
 			}
+			kBlockDots(&q, &sc, scv, acts, b0+j, &parts, j)
 		}
-		scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16()
-		dw := fp16At(x[208:])
-		for i, a := range acts {
-			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
-			yd := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
-			dp := func(k int) archsimd.Int32x8 {
-				return q[k].DotProductPairsSaturated(load32((*[32]byte)(yb[4+32*k:])).BitsToInt8()).DotProductPairs(sc[k])
+		if m < 4 { // the last blocks of the row, one by one as dotQ6_K does
+			for i, a := range acts {
+				o := out[i]
+				for j := range m {
+					sv := hsum4x2x8(parts[i][j], zero, zero, zero).ShiftLeft(shift)
+					sv.ConcatSubPairsGrouped(sv).StoreArray(&sums)
+					h := binary.LittleEndian.Uint16(w[(b0+j)*q6_KBytes+208:])
+					y := math.Float32frombits(binary.LittleEndian.Uint32(a[(b0+j)*q8_KBytes:]))
+					o += halfToFloat(h) * y * float32(sums[0])
+				}
+				out[i] = o
 			}
-			acc := dp(0).Add(dp(1)).Add(dp(2).Add(dp(3))).Add(dp(4).Add(dp(5)).Add(dp(6).Add(dp(7))))
-			bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16()
-			isum, off := hsum2x8(acc, bs.DotProductPairs(scv))
-			out[i] += dw * yd * float32(isum-32*off)
+			continue
+		}
+		// the group's d (fp16) and, per activation, its scales in lanes 0, 1
+		// (blocks 0, 1) and 4, 5 (2, 3), built in registers
+		xg := (*[4 * q6_KBytes]byte)(w[b0*q6_KBytes:])
+		half := func(j int) uint16 { return binary.LittleEndian.Uint16(xg[j*q6_KBytes+208:]) }
+		hv := archsimd.BroadcastUint16x8(0x3c00).SetElem(0, half(0)).SetElem(1, half(1)).SetElem(4, half(2)).SetElem(5, half(3))
+		f, ok := halvesToFloats(hv.ExtendToUint32())
+		for i, a := range acts {
+			sv := hsum4x2x8(parts[i][0], parts[i][1], parts[i][2], parts[i][3]).ShiftLeft(shift)
+			isum := sv.ConcatSubPairsGrouped(sv)
+			yg := (*[4 * q8_KBytes]byte)(a[b0*q8_KBytes:])
+			scale := func(j int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(yg[j*q8_KBytes:])) }
+			if !ok { // a zero, subnormal, infinite or NaN scale
+				isum.StoreArray(&sums)
+				out[i] += FP16ToFP32(half(0)) * scale(0) * float32(sums[0])
+				out[i] += FP16ToFP32(half(1)) * scale(1) * float32(sums[1])
+				out[i] += FP16ToFP32(half(2)) * scale(2) * float32(sums[4])
+				out[i] += FP16ToFP32(half(3)) * scale(3) * float32(sums[5])
+				continue
+			}
+			var ylo, yhi archsimd.Float32x4
+			ylo, yhi = ylo.SetElem(0, scale(0)).SetElem(1, scale(1)), yhi.SetElem(0, scale(2)).SetElem(1, scale(3))
+			var yd archsimd.Float32x8
+			yd = yd.SetLo(ylo).SetHi(yhi)
+			out[i] = addLanes0145(out[i], f.Mul(yd).Mul(isum.ConvertToFloat32()))
 		}
 	}
+}
+
+// kBlockDots sets parts[i][j], for every activation i, to the integer
+// sums of a decoded K-quant block with the activation's Q8_K block b: the
+// lanes of Σ_k (q[k]·y_k pairs)·sc[k] (VPMADDUBSW, VPMADDWD) and of
+// bsums·mv, pairwise added (VPHADDD). Four activations at a time share
+// the loads of q[k] and sc[k].
+func kBlockDots(q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, mv archsimd.Int16x16, acts [][]byte, b int, parts *[MaxDotN][4]archsimd.Int32x8, j int) {
+	dp := func(k int, y *[q8_KBytes]byte) archsimd.Int32x8 {
+		return q[k].DotProductPairsSaturated(load32((*[32]byte)(y[4+32*k:])).BitsToInt8()).DotProductPairs(sc[k])
+	}
+	finish := func(acc archsimd.Int32x8, y *[q8_KBytes]byte) archsimd.Int32x8 {
+		return acc.ConcatAddPairsGrouped(load32((*[32]byte)(y[4+qkK:])).AsInt16x16().DotProductPairs(mv))
+	}
+	acts = acts[:min(len(acts), MaxDotN)]
+	i := 0
+	for ; i+4 <= len(acts); i += 4 {
+		y0 := (*[q8_KBytes]byte)(acts[i][b*q8_KBytes:])
+		y1 := (*[q8_KBytes]byte)(acts[i+1][b*q8_KBytes:])
+		y2 := (*[q8_KBytes]byte)(acts[i+2][b*q8_KBytes:])
+		y3 := (*[q8_KBytes]byte)(acts[i+3][b*q8_KBytes:])
+		parts[i][j], parts[i+1][j], parts[i+2][j], parts[i+3][j] = kDots4(q, sc, mv, y0, y1, y2, y3)
+	}
+	for ; i < len(acts); i++ {
+		y := (*[q8_KBytes]byte)(acts[i][b*q8_KBytes:])
+		acc := dp(0, y).Add(dp(1, y)).Add(dp(2, y).Add(dp(3, y))).Add(dp(4, y).Add(dp(5, y)).Add(dp(6, y).Add(dp(7, y))))
+		parts[i][j] = finish(acc, y)
+	}
+}
+
+// kDots4 is kBlockDots for four activations' blocks y0..y3, sharing the
+// loads of q[k] and sc[k] (not inlined: with the block pointers in
+// registers the loads take constant offsets).
+//
+//go:noinline
+func kDots4(q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, mv archsimd.Int16x16, y0, y1, y2, y3 *[q8_KBytes]byte) (archsimd.Int32x8, archsimd.Int32x8, archsimd.Int32x8, archsimd.Int32x8) {
+	// sub-block k for the four activations, written out below
+	step := func(k int, a0, a1, a2, a3 archsimd.Int32x8) (archsimd.Int32x8, archsimd.Int32x8, archsimd.Int32x8, archsimd.Int32x8) {
+		qk, sk := q[k], sc[k]
+		return a0.Add(qk.DotProductPairsSaturated(load32((*[32]byte)(y0[4+32*k:])).BitsToInt8()).DotProductPairs(sk)),
+			a1.Add(qk.DotProductPairsSaturated(load32((*[32]byte)(y1[4+32*k:])).BitsToInt8()).DotProductPairs(sk)),
+			a2.Add(qk.DotProductPairsSaturated(load32((*[32]byte)(y2[4+32*k:])).BitsToInt8()).DotProductPairs(sk)),
+			a3.Add(qk.DotProductPairsSaturated(load32((*[32]byte)(y3[4+32*k:])).BitsToInt8()).DotProductPairs(sk))
+	}
+	var a0, a1, a2, a3 archsimd.Int32x8
+	a0, a1, a2, a3 = step(0, a0, a1, a2, a3)
+	a0, a1, a2, a3 = step(1, a0, a1, a2, a3)
+	a0, a1, a2, a3 = step(2, a0, a1, a2, a3)
+	a0, a1, a2, a3 = step(3, a0, a1, a2, a3)
+	a0, a1, a2, a3 = step(4, a0, a1, a2, a3)
+	a0, a1, a2, a3 = step(5, a0, a1, a2, a3)
+	a0, a1, a2, a3 = step(6, a0, a1, a2, a3)
+	a0, a1, a2, a3 = step(7, a0, a1, a2, a3)
+	finish := func(acc archsimd.Int32x8, y *[q8_KBytes]byte) archsimd.Int32x8 {
+		return acc.ConcatAddPairsGrouped(load32((*[32]byte)(y[4+qkK:])).AsInt16x16().DotProductPairs(mv))
+	}
+	return finish(a0, y0), finish(a1, y1), finish(a2, y2), finish(a3, y3)
 }
 
 // dotNQ4_0 is dotQ4_0 for several activations: four at a time, the four

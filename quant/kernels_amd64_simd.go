@@ -97,3 +97,15 @@ func halvesToFloats(h archsimd.Uint32x8) (f archsimd.Float32x8, ok bool) {
 	mag := h.And(archsimd.BroadcastUint32x8(0x7fff)).ShiftAllLeft(13).Add(archsimd.BroadcastUint32x8((127 - 15) << 23))
 	return mag.Or(h.And(archsimd.BroadcastUint32x8(0x8000)).ShiftAllLeft(16)).AsFloat32x8(), true
 }
+
+// addLanes0145 returns o + t0 + t1 + t2 + t3, added one at a time in that
+// order (float32 additions, as the references' running sums do), where
+// lanes 0, 1, 4 and 5 of v hold t0..t3. The additions happen in lane 0 of
+// a vector: storing v and reloading its lanes would stall store forwarding.
+func addLanes0145(o float32, v archsimd.Float32x8) float32 {
+	lo, hi := v.GetLo(), v.GetHi()
+	s := archsimd.BroadcastFloat32x4(o).Add(lo)
+	s = s.Add(lo.ConcatPermuteScalars(1, 1, 1, 1, lo))
+	s = s.Add(hi)
+	return s.Add(hi.ConcatPermuteScalars(1, 1, 1, 1, hi)).GetElem(0)
+}

@@ -48,7 +48,6 @@ func dotQ4_K(n int, w, act []byte) float32 {
 	var (
 		zero archsimd.Int32x8
 		sums [8]int32
-		q    [8]float32
 	)
 	var sum float32
 	b := 0
@@ -84,11 +83,7 @@ func dotQ4_K(n int, w, act []byte) float32 {
 		// lanes 2j, 2j+1: float32(d*float32(isum)), float32(dmin*float32(summ))
 		// of block j, with d = fp16(d)·yd and dmin = fp16(dmin)·yd
 		p := f.Mul(yd.AsFloat32x8()).Mul(sv.ConvertToFloat32())
-		p.ConcatSubPairsGrouped(p).StoreArray(&q) // their differences: blocks 0, 1, (0, 1), 2, 3, …
-		sum += q[0]
-		sum += q[1]
-		sum += q[4]
-		sum += q[5]
+		sum = addLanes0145(sum, p.ConcatSubPairsGrouped(p)) // their differences: blocks 0, 1, (0, 1), 2, 3, …
 	}
 	for ; b < nb; b++ {
 		p, h, y := blk((*[q4_KBytes]byte)(w[b*q4_KBytes:]), (*[q8_KBytes]byte)(act[b*q8_KBytes:]))

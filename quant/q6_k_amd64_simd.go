@@ -57,7 +57,6 @@ func dotQ6_K(n int, w, act []byte) float32 {
 	var (
 		zero archsimd.Int32x8
 		sums [8]int32
-		p    [8]float32
 	)
 	shift := archsimd.LoadUint32x8Array(&[8]uint32{0, 5, 0, 5, 0, 5, 0, 5})
 	one := archsimd.BroadcastUint16x8(0x3c00) // fp16 1.0
@@ -90,11 +89,7 @@ func dotQ6_K(n int, w, act []byte) float32 {
 			sum += FP16ToFP32(h3) * y3 * float32(sums[5])
 			continue
 		}
-		f.Mul(yd).Mul(isum.ConvertToFloat32()).StoreArray(&p)
-		sum += p[0]
-		sum += p[1]
-		sum += p[4]
-		sum += p[5]
+		sum = addLanes0145(sum, f.Mul(yd).Mul(isum.ConvertToFloat32()))
 	}
 	for ; b < nb; b++ {
 		pb, h, y := blk((*[q6_KBytes]byte)(w[b*q6_KBytes:]), (*[q8_KBytes]byte)(act[b*q8_KBytes:]))
