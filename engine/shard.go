@@ -50,15 +50,8 @@ type Peer interface {
 	Wait() error
 }
 
-// PartRows is the rows [lo, hi) of a matrix of rows rows that part k of n
-// holds.
-func PartRows(rows, k, n int) (lo, hi int) { return partRows(rows, k, n) }
-
 // Part returns which part of how many the model is (0 of 1 when whole).
 func (m *Model) Part() (part, parts int) { return m.part, m.parts }
-
-// Matrices is the number of matrix ids of the model.
-func (m *Model) Matrices() int { return len(m.mats) }
 
 // actBytes is the size of one activation for w: cols values in w's
 // activation format.
