@@ -89,13 +89,24 @@ func byteBroadcastShuffle(k int) archsimd.Int8x32 {
 // a normal number (zero, subnormal, infinity or NaN): the caller then takes
 // its scalar path.
 func halvesToFloats(h archsimd.Uint32x8) (f archsimd.Float32x8, ok bool) {
-	e := h.And(archsimd.BroadcastUint32x8(0x7c00))
+	c := &halfConsts // loads: broadcasting constants takes three instructions each
+	exp := archsimd.LoadUint32x8Array(&c[0])
+	e := h.And(exp)
 	var zero archsimd.Uint32x8
-	if e.Equal(zero).Or(e.Equal(archsimd.BroadcastUint32x8(0x7c00))).ToBits() != 0 {
+	if e.Equal(zero).Or(e.Equal(exp)).ToBits() != 0 {
 		return f, false
 	}
-	mag := h.And(archsimd.BroadcastUint32x8(0x7fff)).ShiftAllLeft(13).Add(archsimd.BroadcastUint32x8((127 - 15) << 23))
-	return mag.Or(h.And(archsimd.BroadcastUint32x8(0x8000)).ShiftAllLeft(16)).AsFloat32x8(), true
+	mag := h.And(archsimd.LoadUint32x8Array(&c[1])).ShiftAllLeft(13).Add(archsimd.LoadUint32x8Array(&c[2]))
+	return mag.Or(h.And(archsimd.LoadUint32x8Array(&c[3])).ShiftAllLeft(16)).AsFloat32x8(), true
+}
+
+// halfConsts are halvesToFloats' masks: exponent, magnitude, exponent
+// rebias, sign.
+var halfConsts = [4][8]uint32{
+	{0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00},
+	{0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff},
+	{112 << 23, 112 << 23, 112 << 23, 112 << 23, 112 << 23, 112 << 23, 112 << 23, 112 << 23},
+	{0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000},
 }
 
 // addLanes0145 returns o + t0 + t1 + t2 + t3, added one at a time in that

@@ -21,32 +21,19 @@ func dotQ4_0(n int, w, act []byte) float32 {
 	}
 	nb := n / qk
 	w, act = w[:nb*q4_0Bytes], act[:nb*q8_0Bytes]
-	var (
-		hxs, hys [8]uint32 // the fp16 scales of eight blocks of w and act
-		sums     [8]int32
-		p        [8]float32
-	)
 	var sum float32
 	b := 0
 	for ; b+8 <= nb; b += 8 {
 		xg := (*[8 * q4_0Bytes]byte)(w[b*q4_0Bytes:])
 		yg := (*[8 * q8_0Bytes]byte)(act[b*q8_0Bytes:])
-		s := q4_0Group(xg, yg)
-		hx, hy := q4_0Halves8(xg), halves8(yg)
-		fx, okx := halvesToFloats(hx)
-		fy, oky := halvesToFloats(hy)
-		if !okx || !oky { // a zero, subnormal, infinite or NaN scale
-			s.StoreArray(&sums)
-			hx.StoreArray(&hxs)
-			hy.StoreArray(&hys)
-			for j, si := range sums {
-				sum += float32(si) * float32(FP16ToFP32(uint16(hxs[j]))*FP16ToFP32(uint16(hys[j])))
+		var ok bool
+		if sum, ok = q4_0GroupSum(sum, xg, yg); !ok { // a zero, subnormal, infinite or NaN scale
+			m := q4_0Consts()
+			for j := range 8 {
+				x := (*[q4_0Bytes]byte)(xg[q4_0Bytes*j:])
+				y := (*[q8_0Bytes]byte)(yg[q8_0Bytes*j:])
+				sum += float32(hsum8(q4_0Block(x, y, m))) * float32(FP16ToFP32(binary.LittleEndian.Uint16(x[:]))*FP16ToFP32(binary.LittleEndian.Uint16(y[:])))
 			}
-			continue
-		}
-		s.ConvertToFloat32().Mul(fx.Mul(fy)).StoreArray(&p)
-		for j := range p {
-			sum += p[j]
 		}
 	}
 	m := q4_0Consts()
@@ -79,17 +66,30 @@ func q4_0Block(x *[q4_0Bytes]byte, y *[q8_0Bytes]byte, m q4_0Masks) archsimd.Int
 	return qq.DotProductPairsSaturated(yv).Sub(m.eight.DotProductPairsSaturated(yv)).DotProductPairs(m.ones)
 }
 
-// q4_0Group returns the integer sums of eight blocks of x and y in int32
-// lanes (not inlined: with the block pointers in registers the loads take
-// constant offsets).
+// q4_0GroupSum returns sum plus the terms of eight blocks of x and y,
+// added one at a time; ok is false, and sum returned unchanged, if one of
+// their scales is not a normal fp16 number. Not inlined: with the block
+// pointers in registers the loads take constant offsets.
 //
 //go:noinline
-func q4_0Group(xg *[8 * q4_0Bytes]byte, yg *[8 * q8_0Bytes]byte) archsimd.Int32x8 {
+func q4_0GroupSum(sum float32, xg *[8 * q4_0Bytes]byte, yg *[8 * q8_0Bytes]byte) (_ float32, ok bool) {
 	m := q4_0Consts()
 	d := func(j int) archsimd.Int32x8 {
 		return q4_0Block((*[q4_0Bytes]byte)(xg[q4_0Bytes*j:]), (*[q8_0Bytes]byte)(yg[q8_0Bytes*j:]), m)
 	}
-	return hsum8x8(d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7))
+	s := hsum8x8(d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7))
+	fx, okx := halvesToFloats(q4_0Halves8(xg))
+	fy, oky := halvesToFloats(halves8(yg))
+	if !okx || !oky {
+		return sum, false
+	}
+	// lane j: float32(isum)·float32(dx·dy) of block j, as the reference
+	var p [8]float32
+	s.ConvertToFloat32().Mul(fx.Mul(fy)).StoreArray(&p)
+	for j := range p {
+		sum += p[j]
+	}
+	return sum, true
 }
 
 // q4_0Halves8 returns the fp16 scales of eight consecutive Q4_0 blocks in
