@@ -6,30 +6,45 @@ import "simd/archsimd"
 
 // The wasm SIMD128 kernels of Q8_0; q8_0_scalar.go has their portable twins.
 
-// dotQ8_0 computes the same as dotQ8_0Ref, bit for bit: the per-block
-// integer sum is exact and is scaled and added in the reference's order,
-// four blocks at once as in dotQ4_0. The products of two int8 lanes reach
-// 16384 ((-128)²), so pairs of them may not fit in int16: each extmul
-// result is widened to int32 at once.
+// q8_0Chunk is the number of blocks whose integer sums q8_0IntSums
+// computes in one call.
+const q8_0Chunk = 64
+
+// q8_0IntSums sets out[j] to block j's Σ x·y, for the nb ≤ q8_0Chunk
+// Q8_0 weight blocks at x and activation blocks at y; in q8_0_simd_wasm.s.
+//
+//go:noescape
+func q8_0IntSums(x, y *byte, nb int, out *[q8_0Chunk]int32)
+
+// dotQ8_0 computes the same as dotQ8_0Ref, bit for bit: q8_0IntSums
+// computes the exact integer sums of up to q8_0Chunk blocks, which are
+// then scaled four at a time in float32 lanes with the reference's IEEE
+// operations and added to the sum in block order.
 func dotQ8_0(n int, w, act []byte) float32 {
 	nb := n / qk
 	w, act = w[:nb*q8_0Bytes], act[:nb*q8_0Bytes]
+	var sums [q8_0Chunk]int32
 	var sum float32
-	b := 0
-	for ; b+4 <= nb; b += 4 {
-		x := (*[4 * q8_0Bytes]byte)(w[b*q8_0Bytes:])
-		y := (*[4 * q8_0Bytes]byte)(act[b*q8_0Bytes:])
-		s := hsum4(q8_0Sums((*[q8_0Bytes]byte)(x[:]), (*[q8_0Bytes]byte)(y[:])),
-			q8_0Sums((*[q8_0Bytes]byte)(x[q8_0Bytes:]), (*[q8_0Bytes]byte)(y[q8_0Bytes:])),
-			q8_0Sums((*[q8_0Bytes]byte)(x[2*q8_0Bytes:]), (*[q8_0Bytes]byte)(y[2*q8_0Bytes:])),
-			q8_0Sums((*[q8_0Bytes]byte)(x[3*q8_0Bytes:]), (*[q8_0Bytes]byte)(y[3*q8_0Bytes:])))
-		d := fp16x4At(x[:], q8_0Bytes).Mul(fp16x4At(y[:], q8_0Bytes))
-		sum = addLanes(sum, s.ConvertToFloat32().Mul(d))
+	for c := 0; c < nb; c += q8_0Chunk {
+		k := min(q8_0Chunk, nb-c)
+		q8_0IntSums(&w[c*q8_0Bytes], &act[c*q8_0Bytes], k, &sums)
+		sum = scaleQ8_0Sums(sum, sums[:k], w[c*q8_0Bytes:], act[c*q8_0Bytes:])
 	}
-	for ; b < nb; b++ {
-		x := (*[q8_0Bytes]byte)(w[b*q8_0Bytes:])
-		y := (*[q8_0Bytes]byte)(act[b*q8_0Bytes:])
-		sum += float32(hsum(q8_0Sums(x, y))) * float32(fp16At(x[:])*fp16At(y[:]))
+	return sum
+}
+
+// scaleQ8_0Sums adds Σ_j float32(sums[j])·float32(dx_j·dy_j) to sum in
+// block order, as the reference does, where dx_j and dy_j are the fp16
+// scales of weight and activation block j.
+func scaleQ8_0Sums(sum float32, sums []int32, x, y []byte) float32 {
+	j := 0
+	for ; j+4 <= len(sums); j += 4 {
+		d := fp16x4At(x[j*q8_0Bytes:], q8_0Bytes).Mul(fp16x4At(y[j*q8_0Bytes:], q8_0Bytes))
+		s := archsimd.LoadInt32x4Array((*[4]int32)(sums[j:])).ConvertToFloat32()
+		sum = addLanes(sum, s.Mul(d))
+	}
+	for ; j < len(sums); j++ {
+		sum += float32(sums[j]) * float32(fp16At(x[j*q8_0Bytes:])*fp16At(y[j*q8_0Bytes:]))
 	}
 	return sum
 }
