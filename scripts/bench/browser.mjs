@@ -2,6 +2,7 @@
 // with the model directory and wllama mounted, opens scripts/bench/page.html in
 // headless Chromium and runs one generation; prints one JSON line.
 //   node browser.mjs picolm|wllama MODEL_DIR MODEL_FILE PROMPT GEN THREADS
+// THREADS is wllama's thread count, or the Workers picolm splits the model over.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { join, dirname } from "node:path";
