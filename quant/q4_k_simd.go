@@ -51,27 +51,3 @@ func dotQ4_K(n int, w, act []byte) float32 {
 	}
 	return sum
 }
-
-// q4KGroup returns int32 lanes summing to sc1·Σ lo·y[:32] + sc2·Σ hi·y[32:]
-// over the 32 bytes q of a 64-weight group (sc1, sc2 the low two bytes of
-// sc).
-func q4KGroup(q *[32]byte, y *[64]byte, sc uint32, m4 archsimd.Uint8x16) archsimd.Int32x4 {
-	q0 := loadU8((*[16]byte)(q[:]))
-	q1 := loadU8((*[16]byte)(q[16:]))
-	s1 := dot8(q0.And(m4).BitsToInt8(), loadI8((*[16]byte)(y[:]))).
-		Add(dot8(q1.And(m4).BitsToInt8(), loadI8((*[16]byte)(y[16:]))))
-	s2 := dot8(q0.ShiftAllRight(4).BitsToInt8(), loadI8((*[16]byte)(y[32:]))).
-		Add(dot8(q1.ShiftAllRight(4).BitsToInt8(), loadI8((*[16]byte)(y[48:]))))
-	v1 := archsimd.BroadcastInt16x8(int16(sc & 0xff))
-	v2 := archsimd.BroadcastInt16x8(int16(sc >> 8 & 0xff))
-	return s1.MulWidenLo(v1).Add(s1.MulWidenHi(v1)).Add(s2.MulWidenLo(v2).Add(s2.MulWidenHi(v2)))
-}
-
-// dupIdx[k] spreads bytes 4k..4k+3 of a vector to int16 lanes, each twice.
-var dupIdx = [2][16]int8{
-	{0, -128, 0, -128, 1, -128, 1, -128, 2, -128, 2, -128, 3, -128, 3, -128},
-	{4, -128, 4, -128, 5, -128, 5, -128, 6, -128, 6, -128, 7, -128, 7, -128},
-}
-
-// asI16 reinterprets 16 bytes as eight int16 lanes.
-func asI16(v archsimd.Int8x16) archsimd.Int16x8 { return v.ToBits().ReshapeToUint16s().BitsToInt16() }

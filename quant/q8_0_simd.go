@@ -49,14 +49,6 @@ func scaleQ8_0Sums(sum float32, sums []int32, x, y []byte) float32 {
 	return sum
 }
 
-// q8_0Sums returns int32 lanes summing to the block's Σ x·y.
-func q8_0Sums(x, y *[q8_0Bytes]byte) archsimd.Int32x4 {
-	x0, x1 := loadI8((*[16]byte)(x[2:])), loadI8((*[16]byte)(x[18:]))
-	y0, y1 := loadI8((*[16]byte)(y[2:])), loadI8((*[16]byte)(y[18:]))
-	acc := widen(x0.MulWidenLo(y0)).Add(widen(x0.MulWidenHi(y0)))
-	return acc.Add(widen(x1.MulWidenLo(y1))).Add(widen(x1.MulWidenHi(y1)))
-}
-
 // quantizeQ8_0 computes the same as quantizeQ8_0Ref, byte for byte:
 // amax by lane maxima, then roundf(x·id) as trunc(v) ± 1 where the
 // fraction |v - trunc(v)| (exact) is at least one half.
