@@ -38,8 +38,42 @@ func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 		zero  archsimd.Int32x8
 		sums  [8]int32
 	)
+	var (
+		qs    [4][8]archsimd.Uint8x32 // a group's decoded blocks, for q4KGroup4
+		scs   [4][8]archsimd.Int16x16 //
+		mvs   [4]archsimd.Int16x16    //
+		quads [4][4]archsimd.Int32x8  // q4KGroup4's scratch
+	)
 	for b0 := 0; b0 < nb; b0 += 4 {
 		m := min(4, nb-b0)
+		if m == 4 && len(acts)%4 == 0 {
+			// a full group and activations in fours: decode the four blocks,
+			// then sum them with four activations at a time
+			xg := (*[4 * q4_KBytes]byte)(w[b0*q4_KBytes:])
+			word := func(j int) uint32 { return binary.LittleEndian.Uint32(xg[j*q4_KBytes:]) }
+			var hw archsimd.Uint32x4
+			hw = hw.SetElem(0, word(0)).SetElem(1, word(1)).SetElem(2, word(2)).SetElem(3, word(3))
+			if f, ok := halvesToFloats(hw.AsUint16x8().ExtendToUint32()); ok {
+				for j := range 4 {
+					x := (*[q4_KBytes]byte)(xg[j*q4_KBytes:])
+					for g := range 4 {
+						v := load32((*[32]byte)(x[16+32*g:]))
+						qs[j][2*g], qs[j][2*g+1] = v.And(m4), v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
+					}
+					scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
+					scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
+					for k := range 8 {
+						scs[j][k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
+					}
+					mvs[j] = archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+				}
+				for i := 0; i < len(acts); i += 4 {
+					yg := func(k int) *[4 * q8_KBytes]byte { return (*[4 * q8_KBytes]byte)(acts[i+k][b0*q8_KBytes:]) }
+					q4KGroup4((*[4]float32)(out[i:i+4]), &qs, &scs, &mvs, f, yg(0), yg(1), yg(2), yg(3), &quads)
+				}
+				continue
+			}
+		}
 		for j := range m {
 			x := (*[q4_KBytes]byte)(w[(b0+j)*q4_KBytes:])
 			for g := range 4 {
@@ -97,6 +131,37 @@ func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 			p := f.Mul(yd.AsFloat32x8()).Mul(sv.ConvertToFloat32())
 			out[i] = addLanes0145(out[i], p.ConcatSubPairsGrouped(p))
 		}
+	}
+}
+
+// q4KGroup4 adds to out[k] the terms of a group of four decoded Q4_K
+// blocks (qs, scs, mvs as kBlockDots takes them; f their d, dmin as
+// float32 in lanes 2j, 2j+1) with activation k's four blocks yk, as
+// dotQ4_K does. quads is scratch.
+//
+//go:noinline
+func q4KGroup4(out *[4]float32, qs *[4][8]archsimd.Uint8x32, scs *[4][8]archsimd.Int16x16, mvs *[4]archsimd.Int16x16, f archsimd.Float32x8,
+	y0, y1, y2, y3 *[4 * q8_KBytes]byte, quads *[4][4]archsimd.Int32x8) {
+	blk := func(j int) {
+		quads[0][j], quads[1][j], quads[2][j], quads[3][j] = kDots4(&qs[j], &scs[j], mvs[j],
+			(*[q8_KBytes]byte)(y0[j*q8_KBytes:]), (*[q8_KBytes]byte)(y1[j*q8_KBytes:]), (*[q8_KBytes]byte)(y2[j*q8_KBytes:]), (*[q8_KBytes]byte)(y3[j*q8_KBytes:]))
+	}
+	blk(0)
+	blk(1)
+	blk(2)
+	blk(3)
+	for k, yg := range [4]*[4 * q8_KBytes]byte{y0, y1, y2, y3} {
+		v := &quads[k]
+		sv := hsum4x2x8(v[0], v[1], v[2], v[3])
+		scale := func(j int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(yg[j*q8_KBytes:])) }
+		var yv archsimd.Float32x4
+		yv = yv.SetElem(0, scale(0)).SetElem(1, scale(1)).SetElem(2, scale(2)).SetElem(3, scale(3))
+		yu := yv.AsUint32x4()
+		var yd archsimd.Uint32x8
+		yd = yd.SetLo(yu.InterleaveLo(yu)).SetHi(yu.InterleaveHi(yu))
+		// as in dotQ4_K: lanes 2j, 2j+1 the block terms, then their differences
+		p := f.Mul(yd.AsFloat32x8()).Mul(sv.ConvertToFloat32())
+		out[k] = addLanes0145(out[k], p.ConcatSubPairsGrouped(p))
 	}
 }
 
