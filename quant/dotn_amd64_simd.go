@@ -180,7 +180,7 @@ func dotNQ6_K(n int, w []byte, acts [][]byte, out []float32) {
 	clear(out)
 	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
 	scm := q6KScaleShuffles()
-	shift := archsimd.LoadUint32x8Array(&[8]uint32{0, 5, 0, 5, 0, 5, 0, 5})
+	shift := archsimd.LoadUint32x8Array(&q6KOffsetShift)
 	var (
 		parts [MaxDotN][4]archsimd.Int32x8 // activation i, block j of the group: scaled sums, Σ scale·bsum
 		q     [8]archsimd.Uint8x32         // the quants (0..63) of activation bytes 32k..32k+31

@@ -35,12 +35,6 @@ func load32(b *[32]byte) archsimd.Uint8x32 { return archsimd.LoadUint8x32Array(b
 // load16 loads 16 bytes as uint8 lanes.
 func load16(b *[16]byte) archsimd.Uint8x16 { return archsimd.LoadUint8x16Array(b) }
 
-// nibbles splits 32 bytes into their low and high nibbles.
-func nibbles(q archsimd.Uint8x32) (lo, hi archsimd.Uint8x32) {
-	m4 := archsimd.BroadcastUint8x32(0x0f)
-	return q.And(m4), q.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
-}
-
 // halfToFloat is FP16ToFP32(h): normal halves (every real block scale) are
 // widened with integer operations, the rest (zeros, subnormals, infinities,
 // NaNs) go through the table.

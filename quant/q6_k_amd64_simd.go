@@ -58,7 +58,7 @@ func dotQ6_K(n int, w, act []byte) float32 {
 		zero archsimd.Int32x8
 		sums [8]int32
 	)
-	shift := archsimd.LoadUint32x8Array(&[8]uint32{0, 5, 0, 5, 0, 5, 0, 5})
+	shift := archsimd.LoadUint32x8Array(&q6KOffsetShift)
 	one := archsimd.BroadcastUint16x8(0x3c00) // fp16 1.0
 	var sum float32
 	b := 0
@@ -102,15 +102,23 @@ func dotQ6_K(n int, w, act []byte) float32 {
 
 // q6KScaleShuffles returns the VPSHUFB patterns k = 0..3 that broadcast
 // int16 lane 2k of each 128-bit half to the low half of a vector and lane
-// 2k+1 to the high half.
+// 2k+1 to the high half (q6KScaleShuffle).
 func q6KScaleShuffles() (scm [4]archsimd.Int8x32) {
 	for k := range scm {
-		var idx [32]int8
-		for i := range 8 {
-			idx[2*i], idx[2*i+1] = int8(4*k), int8(4*k+1)
-			idx[16+2*i], idx[16+2*i+1] = int8(4*k+2), int8(4*k+3)
-		}
-		scm[k] = archsimd.LoadInt8x32Array(&idx)
+		scm[k] = archsimd.LoadInt8x32Array(&q6KScaleShuffle[k])
 	}
 	return scm
 }
+
+// q6KScaleShuffle: pattern k picks bytes 4k, 4k+1 (int16 lane 2k) in the
+// low 128 bits and bytes 4k+2, 4k+3 (lane 2k+1) in the high 128 bits.
+var q6KScaleShuffle = [4][32]int8{
+	{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3},
+	{4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7},
+	{8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11},
+	{12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15},
+}
+
+// q6KOffsetShift multiplies the odd lanes (Σ scale·bsum) by 32: a constant
+// table, since a vector loaded from just-stored values stalls.
+var q6KOffsetShift = [8]uint32{0, 5, 0, 5, 0, 5, 0, 5}
