@@ -18,8 +18,19 @@ import (
 // The integer part of every block is exact, so the kernels keep each
 // block's integer sums in vector lanes and reduce the sums of several
 // blocks together (one transpose-like tree of VPHADDD for four or eight
-// blocks instead of a horizontal sum per block); only the float32 scaling
-// and the running sum follow the reference's order, block by block.
+// blocks instead of a horizontal sum per block); the float32 scaling
+// happens in vector lanes (the same IEEE operations as the reference's,
+// lane by lane) and only the running sum is added block by block, in the
+// reference's order.
+//
+// Two things cost more than the arithmetic here: a vector load of values
+// just stored piecewise (a scalar store per lane, or a constant array
+// literal on the stack) waits for store forwarding to fail, tens of cycles
+// on every call, so block scales are gathered in general registers and
+// inserted, and constant patterns come from package tables; and loads of
+// a pointer plus a variable offset take an extra LEA each, so the inner
+// loops run in small functions whose block pointers are parameters and
+// whose offsets are constants.
 
 var hasAVX2 = archsimd.X86.AVX2() // fixed at start-up, never written again
 
