@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -224,5 +225,51 @@ func TestAttentionTiles(t *testing.T) {
 			}
 		}
 		s.pool.close()
+	}
+}
+
+// benchSession is a session over no weights with TinyLlama-1.1B's attention
+// shape (32 query heads of 64 dims over 4 KV heads) and a random KV cache.
+func benchSession(threads int) *Session {
+	m := &Model{}
+	c := &m.Config
+	c.Dim, c.Heads, c.KVHeads, c.HeadDim, c.Layers = 2048, 32, 4, 64, 1
+	c.KVMul, c.KVDim = c.Heads/c.KVHeads, c.KVHeads*c.HeadDim
+	ctx := 1024
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := &Session{m: m, ctx: ctx, pool: newPool(threads),
+		keyCache: randFP16s(rng, ctx*c.KVDim), valCache: randFP16s(rng, ctx*c.KVDim),
+		q: make([]float32, c.Dim), xb: make([]float32, c.Dim)}
+	for i := range s.q {
+		s.q[i] = float32(rng.NormFloat64())
+	}
+	return s
+}
+
+// BenchmarkAttention: one layer's attention at a position (decode).
+func BenchmarkAttention(b *testing.B) {
+	for _, pos := range []int{127, 1023} {
+		b.Run(fmt.Sprintf("pos=%d", pos), func(b *testing.B) {
+			s := benchSession(1)
+			defer s.pool.close()
+			q := append([]float32(nil), s.q...)
+			for b.Loop() {
+				copy(s.q, q)
+				s.attention(0, pos)
+			}
+		})
+	}
+}
+
+// BenchmarkSwiglu: TinyLlama's FFN width.
+func BenchmarkSwiglu(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	g, u, g0 := make([]float32, 5632), make([]float32, 5632), make([]float32, 5632)
+	for i := range g0 {
+		g0[i], u[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	for b.Loop() {
+		copy(g, g0)
+		swiglu(g, u)
 	}
 }
