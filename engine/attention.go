@@ -84,9 +84,10 @@ func (s *Session) attend(xb, q, qh []float32, l, pos int) {
 	}
 }
 
-// roundFP16 sets x[i] = fp16(x[i]·scale), the value ggml's conversion of
-// the query to the keys' type gives.
-func roundFP16(x []float32, scale float32) {
+// roundFP16Ref sets x[i] = fp16(x[i]·scale), the value ggml's conversion
+// of the query to the keys' type gives: the readable kernel of roundFP16
+// (kernels_*.go).
+func roundFP16Ref(x []float32, scale float32) {
 	for i, v := range x {
 		x[i] = quant.FP16ToFP32(float16.Fromfloat32(v * scale).Bits())
 	}
@@ -130,8 +131,8 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 			s.scores(sc, qh, base+t0*kvDim, scale)
 			expShift(sc, maxScore)
 		}
-		for i, e := range sc {
-			p := quant.FP16ToFP32(float16.Fromfloat32(e * inv).Bits())
+		roundFP16(sc, inv) // the weights, rounded to fp16
+		for i, p := range sc {
 			off := base + (t0+i)*kvDim
 			axpyF16Vec(out, p, s.valCache[off:off+len(out)])
 		}

@@ -134,3 +134,31 @@ func swiglu(gate, up []float32) {
 		gate[i] = g / (1 + expf(-g)) * up[i]
 	}
 }
+
+// roundFP16 is roundFP16Ref, bit for bit (NaNs stay NaNs), eight lanes at
+// a time as kernels_simd.go's twin does it. The bit patterns compared are
+// those of |v|, below 2^31, so the signed compares are the unsigned ones.
+func roundFP16(x []float32, scale float32) {
+	if !hasAVX2 {
+		roundFP16Ref(x, scale)
+		return
+	}
+	n := len(x)
+	vs := archsimd.BroadcastFloat32x8(scale)
+	half := archsimd.BroadcastFloat32x8(0.5)
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		p := (*[8]float32)(x[i:])
+		v := archsimd.LoadFloat32x8Array(p).Mul(vs)
+		b := v.AsInt32x8()
+		a := b.And(archsimd.BroadcastInt32x8(0x7fffffff))
+		r := a.Add(archsimd.BroadcastInt32x8(0xfff)).Add(a.ShiftAllRight(13).And(archsimd.BroadcastInt32x8(1))).And(archsimd.BroadcastInt32x8(-0x2000))
+		r = archsimd.BroadcastInt32x8(0x7f800000).IfElse(r.Greater(archsimd.BroadcastInt32x8(0x47800000-1)), r)
+		sub := a.AsFloat32x8().Add(half).Sub(half).AsInt32x8()
+		r = sub.IfElse(archsimd.BroadcastInt32x8(0x38800000).Greater(a), r)
+		r = r.Or(b.And(archsimd.BroadcastInt32x8(-0x80000000)))
+		r = b.IfElse(a.Greater(archsimd.BroadcastInt32x8(0x7f800000)), r) // NaN
+		r.AsFloat32x8().StoreArray(p)
+	}
+	roundFP16Ref(x[i:], scale)
+}

@@ -17,3 +17,6 @@ func expShift(x []float32, m float32) { expShiftRef(x, m) }
 
 // swiglu sets gate = silu(gate) * up.
 func swiglu(gate, up []float32) { swigluRef(gate, up) }
+
+// roundFP16 sets x[i] = fp16(x[i]·scale).
+func roundFP16(x []float32, scale float32) { roundFP16Ref(x, scale) }

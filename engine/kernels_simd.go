@@ -129,3 +129,29 @@ func swiglu(gate, up []float32) {
 		gate[i] = g / (1 + expf(-g)) * up[i]
 	}
 }
+
+// roundFP16 is roundFP16Ref, bit for bit (NaNs stay NaNs): v = x·scale
+// rounded to the nearest fp16 value, ties to even, in float32 lanes. At or
+// above 2^-14 (fp16's normals) the 13 low mantissa bits are rounded off in
+// the integer bits, and 65520 or more becomes infinity; below, adding and
+// subtracting 0.5 rounds to a multiple of 2^-24 (fp16's subnormal step).
+func roundFP16(x []float32, scale float32) {
+	n := len(x)
+	vs := archsimd.BroadcastFloat32x4(scale)
+	half := archsimd.BroadcastFloat32x4(0.5)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p := (*[4]float32)(x[i:])
+		v := archsimd.LoadFloat32x4Array(p).Mul(vs)
+		b := v.ToBits()
+		a := b.And(archsimd.BroadcastUint32x4(0x7fffffff))
+		r := a.Add(archsimd.BroadcastUint32x4(0xfff)).Add(a.ShiftAllRight(13).And(archsimd.BroadcastUint32x4(1))).And(archsimd.BroadcastUint32x4(0xffffe000))
+		r = archsimd.BroadcastUint32x4(0x7f800000).IfElse(r.GreaterEqual(archsimd.BroadcastUint32x4(0x47800000)), r)
+		sub := a.BitsToFloat32().Add(half).Sub(half).ToBits()
+		r = sub.IfElse(a.Less(archsimd.BroadcastUint32x4(0x38800000)), r)
+		r = r.Or(b.And(archsimd.BroadcastUint32x4(0x80000000)))
+		r = b.IfElse(a.Greater(archsimd.BroadcastUint32x4(0x7f800000)), r) // NaN
+		r.BitsToFloat32().StoreArray(p)
+	}
+	roundFP16Ref(x[i:], scale)
+}

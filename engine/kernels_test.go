@@ -273,3 +273,34 @@ func BenchmarkSwiglu(b *testing.B) {
 		swiglu(g, u)
 	}
 }
+
+// TestRoundFP16 sweeps the float32 range (every 509th bit pattern, and
+// every pattern near fp16's boundaries): roundFP16 is roundFP16Ref.
+func TestRoundFP16(t *testing.T) {
+	var xs []float32
+	stride := uint64(509)
+	if testing.Short() {
+		stride = 4099
+	}
+	for b := uint64(0); b < 1<<32; b += stride {
+		xs = append(xs, math.Float32frombits(uint32(b)))
+	}
+	for _, edge := range []float32{0x1p-14, 0x1p-24, 0x1p-25, 65504, 65520, 1} {
+		for _, x := range []float32{edge, -edge} {
+			b := math.Float32bits(x)
+			for d := uint32(0); d < 1<<14; d++ {
+				xs = append(xs, math.Float32frombits(b-1<<13+d))
+			}
+		}
+	}
+	for _, scale := range []float32{1, 0.125, 3} {
+		got, want := append([]float32(nil), xs...), append([]float32(nil), xs...)
+		roundFP16(got, scale)
+		roundFP16Ref(want, scale)
+		for i := range got {
+			if !sameFloat(got[i], want[i]) {
+				t.Fatalf("scale %g, x = %g (%#08x): roundFP16 %g, roundFP16Ref %g", scale, xs[i], math.Float32bits(xs[i]), got[i], want[i])
+			}
+		}
+	}
+}
