@@ -6,7 +6,8 @@
 // written by hand like q4_k_simd_wasm.s (see there for the two-operand
 // lane instructions). For 16 lanes l of a half, ql[l], ql[l+32] and qh[l]
 // give the quants (-32..31) of four 16-weight sub-blocks, built in int8
-// lanes; the quants and the int8 activations are then split into their
+// lanes (the shifts of qh are 16-bit ones where the 0x30 mask drops the
+// bits that cross a byte: engines emulate 8-bit shifts on x86); the quants and the int8 activations are then split into their
 // even and odd bytes as int16 lanes (arithmetic shifts) and multiplied and
 // added in pairs by i32x4.dot_i16x8_s, and the int32 lanes are multiplied
 // by the sub-block's int8 scale (i32x4.mul). A product is at most 4096 in
@@ -38,13 +39,13 @@
 	Get R0; I32WrapI64; V128Load $(lo); Set V2; \
 	Get R0; I32WrapI64; V128Load $(hi); Set V3; \
 	Get R0; I32WrapI64; V128Load $(qh); Set V4; \
-	Get V2; Get V0; V128And; Get V4; I32Const $4; I8x16Shl; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	Get V2; Get V0; V128And; Get V4; I32Const $4; I16x8Shl; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
 	SUB16(yoff, scoff); \
-	Get V3; Get V0; V128And; Get V4; I32Const $2; I8x16Shl; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	Get V3; Get V0; V128And; Get V4; I32Const $2; I16x8Shl; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
 	SUB16(yoff+32, scoff+2); \
 	Get V2; I32Const $4; I8x16ShrU; Get V4; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
 	SUB16(yoff+64, scoff+4); \
-	Get V3; I32Const $4; I8x16ShrU; Get V4; I32Const $2; I8x16ShrU; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	Get V3; I32Const $4; I8x16ShrU; Get V4; I32Const $2; I16x8ShrU; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
 	SUB16(yoff+96, scoff+6)
 
 // func q6KIntSums(x, y *byte, nb int, out *[q6KChunk]int32)
