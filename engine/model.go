@@ -35,6 +35,12 @@ type matrix struct {
 
 func (w *matrix) row(r int) []byte { return w.data[(r-w.lo)*w.rowBytes : (r-w.lo+1)*w.rowBytes] }
 
+// matVec sets out[i] = W[first+i]·act for i < len(out).
+func (w *matrix) matVec(out []float32, first int, act []byte) {
+	lo := (first - w.lo) * w.rowBytes
+	w.tr.MatVec(w.cols, w.data[lo:lo+len(out)*w.rowBytes], act, out)
+}
+
 // part is the view of rows [lo, hi) of w, which holds them (the lead's part
 // of a tied output matrix, which is the whole token_embd).
 func (w matrix) part(lo, hi int) matrix {

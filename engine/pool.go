@@ -55,9 +55,7 @@ func (j *job) runRows(lo, hi int) {
 		runBatch(w, j.outs, j.acts, lo, hi)
 		return
 	}
-	for r := lo; r < hi; r++ {
-		j.out[r] = w.tr.Dot(w.cols, w.row(r), j.act)
-	}
+	w.matVec(j.out[lo:hi], lo, j.act)
 }
 
 func newPool(threads int) *pool {

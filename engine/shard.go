@@ -145,9 +145,7 @@ func (s *Shard) Serve(id, n int, acts [][]byte, out []float32) error {
 // activation) and matmul (a batch).
 func serveRows(w *matrix, acts [][]byte, out []float32) {
 	if len(acts) == 1 {
-		for r := w.lo; r < w.hi; r++ {
-			out[r-w.lo] = w.tr.Dot(w.cols, w.row(r), acts[0])
-		}
+		w.matVec(out[:w.hi-w.lo], w.lo, acts[0])
 		return
 	}
 	n := w.hi - w.lo

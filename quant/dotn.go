@@ -32,3 +32,21 @@ func dotEach(dot func(n int, w, act []byte) float32, n int, w []byte, acts [][]b
 		out[i] = dot(n, w, a)
 	}
 }
+
+// MatVec sets out[r] to Dot(n, w[r*rowBytes:], act) for r < len(out)
+// (rowBytes = n/BlockSize*TypeSize), with the type's DotRows kernel if it
+// has one; the results are bit-identical to Dot's.
+func (tr *Traits) MatVec(n int, w, act []byte, out []float32) {
+	if tr.DotRows != nil {
+		tr.DotRows(n, w, act, out)
+		return
+	}
+	dotRows(tr.Dot, n, n/tr.BlockSize*tr.TypeSize, w, act, out)
+}
+
+// dotRows is the reference of every DotRows kernel: Dot per row.
+func dotRows(dot func(n int, w, act []byte) float32, n, rowBytes int, w, act []byte, out []float32) {
+	for r := range out {
+		out[r] = dot(n, w[r*rowBytes:(r+1)*rowBytes], act)
+	}
+}

@@ -98,6 +98,12 @@ type Traits struct {
 	// activations, decoding each weight block once (see DotEach, which
 	// falls back to Dot when it is nil).
 	DotN func(n int, w []byte, acts [][]byte, out []float32)
+	// DotRows sets out[r] to Dot(n, w[r*rowBytes:], act) for r < len(out),
+	// rowBytes = n/BlockSize*TypeSize: a matrix-vector product over
+	// consecutive rows, where a kernel can prepare the activation once and
+	// share its loads between rows (see MatVec, which falls back to Dot per
+	// row when it is nil).
+	DotRows func(n int, w, act []byte, out []float32)
 }
 
 // traits is the one table of formats, indexed by type id. An entry with an
