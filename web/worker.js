@@ -18,7 +18,7 @@ globalThis.picolmMemory = () => ({
 // Atomics.load, so the polling happens here. Slots: 0 request sequence,
 // 1 response sequence, 3 status, 4 matrix id, 5 activations, 6 bytes per
 // activation, 7 results, 12 matrices.
-const SPIN_MS = 0.25; // poll this long before sleeping in Atomics.wait
+const SPIN_MS = 0.02; // poll this long before sleeping in Atomics.wait (longer spins lose when the cores are shared: the spinning side takes the time the other needs)
 globalThis.picolmChannel = {
   // request publishes a product for the shard (the lead).
   request(i32, id, count, acts, actLen, outLen, seq) {
