@@ -32,22 +32,33 @@ func dotQ4_K(n int, w, act []byte) float32 {
 	for c := 0; c < nb; c += q4KChunk {
 		k := min(q4KChunk, nb-c)
 		q4KIntSums(&w[c*q4_KBytes], &act[c*q8_KBytes], k, &sums)
-		j := 0
-		for ; j+4 <= k; j += 4 {
-			x, y := w[(c+j)*q4_KBytes:], act[(c+j)*q8_KBytes:]
-			yd := archsimd.BroadcastFloat32x4(f32At(y)).SetElem(1, f32At(y[q8_KBytes:])).
-				SetElem(2, f32At(y[2*q8_KBytes:])).SetElem(3, f32At(y[3*q8_KBytes:]))
-			d, dmin := fp16x4At(x, q4_KBytes).Mul(yd), fp16x4At(x[2:], q4_KBytes).Mul(yd)
-			is := archsimd.LoadInt32x4Array((*[4]int32)(sums[j:])).ConvertToFloat32()
-			ms := archsimd.LoadInt32x4Array((*[4]int32)(sums[q4KChunk+j:])).ConvertToFloat32()
-			sum = addLanes(sum, d.Mul(is).Sub(dmin.Mul(ms)))
-		}
-		for ; j < k; j++ {
-			x := w[(c+j)*q4_KBytes:]
-			yd := f32At(act[(c+j)*q8_KBytes:])
-			d, dmin := fp16At(x)*yd, fp16At(x[2:])*yd
-			sum += float32(d*float32(sums[j])) - float32(dmin*float32(sums[q4KChunk+j]))
-		}
+		sum = scaleQ4_KSums(sum, sums[:k], sums[q4KChunk:q4KChunk+k], w[c*q4_KBytes:], act[c*q8_KBytes:])
+	}
+	return sum
+}
+
+// scaleQ4_KSums adds Σ_j float32(d_j·float32(is[j])) - float32(dmin_j·
+// float32(ms[j])) to sum in block order, as the reference does, where
+// d_j and dmin_j are weight block j's fp16 scales times activation block
+// j's float32 scale; four blocks at a time in float32 lanes.
+func scaleQ4_KSums(sum float32, is, ms []int32, w, act []byte) float32 {
+	k := len(is)
+	ms = ms[:k]
+	j := 0
+	for ; j+4 <= k; j += 4 {
+		x, y := w[j*q4_KBytes:], act[j*q8_KBytes:]
+		yd := archsimd.BroadcastFloat32x4(f32At(y)).SetElem(1, f32At(y[q8_KBytes:])).
+			SetElem(2, f32At(y[2*q8_KBytes:])).SetElem(3, f32At(y[3*q8_KBytes:]))
+		d, dmin := fp16x4At(x, q4_KBytes).Mul(yd), fp16x4At(x[2:], q4_KBytes).Mul(yd)
+		iv := archsimd.LoadInt32x4Array((*[4]int32)(is[j:])).ConvertToFloat32()
+		mv := archsimd.LoadInt32x4Array((*[4]int32)(ms[j:])).ConvertToFloat32()
+		sum = addLanes(sum, d.Mul(iv).Sub(dmin.Mul(mv)))
+	}
+	for ; j < k; j++ {
+		x := w[j*q4_KBytes:]
+		yd := f32At(act[j*q8_KBytes:])
+		d, dmin := fp16At(x)*yd, fp16At(x[2:])*yd
+		sum += float32(d*float32(is[j])) - float32(dmin*float32(ms[j]))
 	}
 	return sum
 }

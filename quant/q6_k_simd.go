@@ -29,17 +29,26 @@ func dotQ6_K(n int, w, act []byte) float32 {
 	for c := 0; c < nb; c += q6KChunk {
 		k := min(q6KChunk, nb-c)
 		q6KIntSums(&w[c*q6_KBytes], &act[c*q8_KBytes], k, &sums)
-		j := 0
-		for ; j+4 <= k; j += 4 {
-			x, y := w[(c+j)*q6_KBytes:], act[(c+j)*q8_KBytes:]
-			yd := archsimd.BroadcastFloat32x4(f32At(y)).SetElem(1, f32At(y[q8_KBytes:])).
-				SetElem(2, f32At(y[2*q8_KBytes:])).SetElem(3, f32At(y[3*q8_KBytes:]))
-			d := fp16x4At(x[208:], q6_KBytes).Mul(yd)
-			sum = addLanes(sum, d.Mul(archsimd.LoadInt32x4Array((*[4]int32)(sums[j:])).ConvertToFloat32()))
-		}
-		for ; j < k; j++ {
-			sum += fp16At(w[(c+j)*q6_KBytes+208:]) * f32At(act[(c+j)*q8_KBytes:]) * float32(sums[j])
-		}
+		sum = scaleQ6_KSums(sum, sums[:k], w[c*q6_KBytes:], act[c*q8_KBytes:])
+	}
+	return sum
+}
+
+// scaleQ6_KSums adds Σ_j d_j·dy_j·float32(sums[j]) to sum in block order,
+// as the reference does (d_j weight block j's fp16 scale, dy_j activation
+// block j's float32 scale); four blocks at a time in float32 lanes.
+func scaleQ6_KSums(sum float32, sums []int32, w, act []byte) float32 {
+	k := len(sums)
+	j := 0
+	for ; j+4 <= k; j += 4 {
+		x, y := w[j*q6_KBytes:], act[j*q8_KBytes:]
+		yd := archsimd.BroadcastFloat32x4(f32At(y)).SetElem(1, f32At(y[q8_KBytes:])).
+			SetElem(2, f32At(y[2*q8_KBytes:])).SetElem(3, f32At(y[3*q8_KBytes:]))
+		d := fp16x4At(x[208:], q6_KBytes).Mul(yd)
+		sum = addLanes(sum, d.Mul(archsimd.LoadInt32x4Array((*[4]int32)(sums[j:])).ConvertToFloat32()))
+	}
+	for ; j < k; j++ {
+		sum += fp16At(w[j*q6_KBytes+208:]) * f32At(act[j*q8_KBytes:]) * float32(sums[j])
 	}
 	return sum
 }

@@ -28,23 +28,24 @@ func dotQ8_0(n int, w, act []byte) float32 {
 	for c := 0; c < nb; c += q8_0Chunk {
 		k := min(q8_0Chunk, nb-c)
 		q8_0IntSums(&w[c*q8_0Bytes], &act[c*q8_0Bytes], k, &sums)
-		sum = scaleQ8_0Sums(sum, sums[:k], w[c*q8_0Bytes:], act[c*q8_0Bytes:])
+		sum = scaleQ8_0Sums(sum, sums[:k], w[c*q8_0Bytes:], act[c*q8_0Bytes:], q8_0Bytes)
 	}
 	return sum
 }
 
 // scaleQ8_0Sums adds Σ_j float32(sums[j])·float32(dx_j·dy_j) to sum in
 // block order, as the reference does, where dx_j and dy_j are the fp16
-// scales of weight and activation block j.
-func scaleQ8_0Sums(sum float32, sums []int32, x, y []byte) float32 {
+// scales of weight and activation block j (weight blocks of xsize bytes,
+// starting with their scale: Q8_0 or Q4_0).
+func scaleQ8_0Sums(sum float32, sums []int32, x, y []byte, xsize int) float32 {
 	j := 0
 	for ; j+4 <= len(sums); j += 4 {
-		d := fp16x4At(x[j*q8_0Bytes:], q8_0Bytes).Mul(fp16x4At(y[j*q8_0Bytes:], q8_0Bytes))
+		d := fp16x4At(x[j*xsize:], xsize).Mul(fp16x4At(y[j*q8_0Bytes:], q8_0Bytes))
 		s := archsimd.LoadInt32x4Array((*[4]int32)(sums[j:])).ConvertToFloat32()
 		sum = addLanes(sum, s.Mul(d))
 	}
 	for ; j < len(sums); j++ {
-		sum += float32(sums[j]) * float32(fp16At(x[j*q8_0Bytes:])*fp16At(y[j*q8_0Bytes:]))
+		sum += float32(sums[j]) * float32(fp16At(x[j*xsize:])*fp16At(y[j*q8_0Bytes:]))
 	}
 	return sum
 }

@@ -308,3 +308,47 @@ func TestDotScalesAllFP16(t *testing.T) {
 		}
 	}
 }
+
+// TestMatVecTwins checks MatVec (the DotRows kernels) against the scalar
+// reference row by row: many rows and odd row counts (the kernels take
+// several rows per call), TinyLlama's row lengths, rows of one block, the
+// longest row the kernels prepare on the stack and longer ones (Dot per
+// row), extreme quants (every byte 0x80 or above) and zero rows.
+func TestMatVecTwins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 21))
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		tr := TraitsOf(typ)
+		at := TraitsOf(tr.VecDotType)
+		ref := refDots[typ]
+		shapes := []struct{ n, rows int }{
+			{2048, 67}, {5632, 33}, {2048, 256}, {256, 1}, {256, 65}, {256 * 3, 23},
+			{256 * 63, 3}, {16384, 5}, {16384 + 256, 3}, {256 * 129, 2}, {256, 0},
+		}
+		if tr.BlockSize == qk {
+			shapes = append(shapes, struct{ n, rows int }{32, 600}, struct{ n, rows int }{96, 171}, struct{ n, rows int }{32 * 511, 2})
+		}
+		for si, s := range shapes {
+			nb := s.n / tr.BlockSize
+			rowBytes := nb * tr.TypeSize
+			w := randBlocks(rng, typ, nb*s.rows)
+			if si%4 == 1 {
+				for i := range w[:len(w)/2] {
+					w[i] |= 0x80
+				}
+			}
+			act := randBlocks(rng, tr.VecDotType, s.n/at.BlockSize)
+			out := make([]float32, s.rows+1)
+			out[s.rows] = 42 // past the rows: must stay untouched
+			tr.MatVec(s.n, w, act, out[:s.rows])
+			if out[s.rows] != 42 {
+				t.Fatalf("%v n=%d rows=%d: MatVec wrote past its rows", typ, s.n, s.rows)
+			}
+			for r := range s.rows {
+				want := ref(s.n, w[r*rowBytes:(r+1)*rowBytes], act)
+				if math.Float32bits(out[r]) != math.Float32bits(want) {
+					t.Fatalf("%v n=%d rows=%d row %d: MatVec %g, reference %g", typ, s.n, s.rows, r, out[r], want)
+				}
+			}
+		}
+	}
+}

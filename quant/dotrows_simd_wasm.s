@@ -1,0 +1,369 @@
+//go:build goexperiment.simd
+
+#include "textflag.h"
+
+// The integer parts of the wasm SIMD128 DotRows kernels (dotrows_simd.go):
+// the activation is split once per matrix-vector product into its even
+// and odd int8 bytes as int16 lanes (splitQ8_K, splitQ8_0), so that the
+// row kernels only split the weights before i32x4.dot_i16x8_s. The row
+// kernels compute the same integer sums as q4_k_simd_wasm.s,
+// q6_k_simd_wasm.s and q8_0_simd_wasm.s (see there for the bounds that
+// keep them exact in int32 and for the two-operand lane instructions), for
+// several consecutive weight rows against one activation.
+//
+// A prepared activation holds, for every 16 int8 activations, 16 bytes of
+// the even ones as int16 lanes and then 16 bytes of the odd ones: 2 bytes
+// per activation, in order.
+
+// EVEN and ODD push the even and odd int8 bytes of v as int16 lanes.
+#define EVEN(v) Get v; I32Const $8; I16x8Shl; I32Const $8; I16x8ShrS
+#define ODD(v) Get v; I32Const $8; I16x8ShrS
+
+// SPLIT16 splits the 16 bytes at R1+off into R0+2*(off-base) and the 16
+// bytes after it.
+#define SPLIT16(off, d) \
+	Get R1; I32WrapI64; V128Load $(off); Set V1; \
+	Get R0; I32WrapI64; EVEN(V1); V128Store $0, $(d); \
+	Get R0; I32WrapI64; ODD(V1); V128Store $0, $(d+16)
+
+// func splitQ8_K(dst, src *byte, nb int)
+TEXT ·splitQ8_K(SB), NOSPLIT, $0-24
+	I64Load dst+0(FP)
+	Set R0
+	I64Load src+8(FP)
+	Set R1
+	I64Load nb+16(FP)
+	Set R2
+	Block
+	Get R2
+	I64Eqz
+	BrIf $0
+	Loop
+		SPLIT16(4, 0); SPLIT16(20, 32); SPLIT16(36, 64); SPLIT16(52, 96)
+		SPLIT16(68, 128); SPLIT16(84, 160); SPLIT16(100, 192); SPLIT16(116, 224)
+		SPLIT16(132, 256); SPLIT16(148, 288); SPLIT16(164, 320); SPLIT16(180, 352)
+		SPLIT16(196, 384); SPLIT16(212, 416); SPLIT16(228, 448); SPLIT16(244, 480)
+		Get R0; I64Const $512; I64Add; Set R0
+		Get R1; I64Const $292; I64Add; Set R1
+		Get R2; I64Const $1; I64Sub; Tee R2
+		I64Eqz
+		I32Eqz
+		BrIf $0
+	End
+	End
+	RET
+
+// func splitQ8_0(dst *byte, ysum *int32, src *byte, nb int)
+// also sets ysum[b] to the sum of block b's 32 activations.
+TEXT ·splitQ8_0(SB), NOSPLIT, $0-32
+	I64Load dst+0(FP)
+	Set R0
+	I64Load ysum+8(FP)
+	Set R3
+	I64Load src+16(FP)
+	Set R1
+	I64Load nb+24(FP)
+	Set R2
+	Block
+	Get R2
+	I64Eqz
+	BrIf $0
+	Loop
+		Get R1; I32WrapI64; V128Load $2; Set V1
+		Get R1; I32WrapI64; V128Load $18; Set V2
+		EVEN(V1); Set V3; ODD(V1); Set V4; EVEN(V2); Set V5; ODD(V2); Set V6
+		Get R0; I32WrapI64; Get V3; V128Store $0, $0
+		Get R0; I32WrapI64; Get V4; V128Store $0, $16
+		Get R0; I32WrapI64; Get V5; V128Store $0, $32
+		Get R0; I32WrapI64; Get V6; V128Store $0, $48
+		// each int16 lane of the sum adds four int8: no overflow
+		Get V3; Get V4; I16x8Add; Get V5; Get V6; I16x8Add; I16x8Add
+		I32x4ExtaddPairwiseI16x8S; Set V1
+		Get R3; I32WrapI64
+		Get V1; I32x4ExtractLane $0, $0; Get V1; I32x4ExtractLane $0, $1; I32Add
+		Get V1; I32x4ExtractLane $0, $2; I32Add; Get V1; I32x4ExtractLane $0, $3; I32Add
+		I32Store $0
+		Get R0; I64Const $64; I64Add; Set R0
+		Get R1; I64Const $34; I64Add; Set R1
+		Get R3; I64Const $4; I64Add; Set R3
+		Get R2; I64Const $1; I64Sub; Tee R2
+		I64Eqz
+		I32Eqz
+		BrIf $0
+	End
+	End
+	RET
+
+// HSUM pushes the sum of the four int32 lanes of v.
+#define HSUM(v) \
+	Get v; I32x4ExtractLane $0, $0; Get v; I32x4ExtractLane $0, $1; I32Add; \
+	Get v; I32x4ExtractLane $0, $2; I32Add; Get v; I32x4ExtractLane $0, $3; I32Add
+
+// PY pushes the 8 prepared int16 activations at R11+off.
+#define PY(off) Get R11; I32WrapI64; V128Load $(off)
+
+// ---- Q4_K ----
+// register use (q4KRowSums):
+//	R0 weight block, R1 activation block (bsums), R11 prepared block,
+//	R2 blocks left in the row, R13 rows left, R3 and R12 the outputs of
+//	Σ scale·q·y and Σ min·bsum, R4..R10 scales and mins as in
+//	q4_k_simd_wasm.s, V0 the int16 nibble mask, V1 the block's
+//	accumulator, V2, V3 the 32 bytes of a group's quants, V5 the mins
+
+// LO16 / HI16 push the int32 lanes of Σ q·y over the low / high nibbles
+// of vector rv against the prepared activations at R11+p.
+#define LO16(rv, p) \
+	Get rv; Get V0; V128And; PY(p); I32x4DotI16x8S; \
+	Get rv; I32Const $8; I16x8ShrU; Get V0; V128And; PY(p+16); I32x4DotI16x8S; \
+	I32x4Add
+#define HI16(rv, p) \
+	Get rv; I32Const $4; I16x8ShrU; Get V0; V128And; PY(p); I32x4DotI16x8S; \
+	Get rv; I32Const $12; I16x8ShrU; PY(p+16); I32x4DotI16x8S; \
+	I32x4Add
+
+// SCALE multiplies the pushed lanes by the scale in byte sh/8 of sreg
+// and adds them to V1.
+#define SCALE(sreg, sh) \
+	Get sreg; I64Const $(sh); I64ShrU; I64Const $0xff; I64And; I32WrapI64; I32x4Splat; \
+	I32x4Mul; Get V1; I32x4Add; Set V1
+
+// GROUP adds the 64 weights of quant bytes qoff..qoff+31 against the
+// prepared activations p..p+127 to V1.
+#define GROUP(qoff, p, sreg, sh1, sh2) \
+	Get R0; I32WrapI64; V128Load $(qoff); Set V2; \
+	Get R0; I32WrapI64; V128Load $(qoff+16); Set V3; \
+	LO16(V2, p); LO16(V3, p+32); I32x4Add; SCALE(sreg, sh1); \
+	HI16(V2, p+64); HI16(V3, p+96); I32x4Add; SCALE(sreg, sh2)
+
+// func q4KRowSums(x, yp, y *byte, nb, rows int, out *int32)
+// sets, for row r and block j, out[2*nb*r+j] to Σ scale·q·y and
+// out[2*nb*r+nb+j] to Σ min·bsum; the rows are consecutive at x, nb ≥ 1.
+TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
+	I64Load x+0(FP)
+	Set R0
+	I64Load out+40(FP)
+	Set R3
+	V128Const $0x000f000f000f000f, $0x000f000f000f000f
+	Set V0
+
+	Block
+	I64Load rows+32(FP)
+	Tee R13
+	I64Eqz
+	BrIf $0
+	Loop
+		I64Load yp+8(FP); Set R11
+		I64Load y+16(FP); Set R1
+		I64Load nb+24(FP); Set R2
+		Get R3; Get R2; I64Const $2; I64Shl; I64Add; Set R12
+		Loop
+			Get R0; I32WrapI64; I64Load32U $4; Set R4
+			Get R0; I32WrapI64; I64Load32U $8; Set R5
+			Get R0; I32WrapI64; I64Load32U $12; Set R6
+			Get R4; I64Const $0x3f3f3f3f; I64And; Set R7
+			Get R6; I64Const $0x0f0f0f0f; I64And
+			Get R4; I64Const $6; I64ShrU; I64Const $0x03030303; I64And; I64Const $4; I64Shl
+			I64Or; Set R8
+			Get R5; I64Const $0x3f3f3f3f; I64And; Set R9
+			Get R6; I64Const $4; I64ShrU; I64Const $0x0f0f0f0f; I64And
+			Get R5; I64Const $6; I64ShrU; I64Const $0x03030303; I64And; I64Const $4; I64Shl
+			I64Or; Set R10
+
+			V128Const $0, $0
+			Set V1
+			GROUP(16, 0, R7, 0, 8)
+			GROUP(48, 128, R7, 16, 24)
+			GROUP(80, 256, R8, 0, 8)
+			GROUP(112, 384, R8, 16, 24)
+
+			Get R9; I32WrapI64; I32x4Splat; Get R10; I32WrapI64; I32x4ReplaceLane $0, $1
+			I16x8ExtendLowI8x16U; Set V5
+			Get R1; I32WrapI64; V128Load $260; I32x4ExtaddPairwiseI16x8S
+			Get V5; I32x4ExtendLowI16x8U; I32x4Mul
+			Get R1; I32WrapI64; V128Load $276; I32x4ExtaddPairwiseI16x8S
+			Get V5; I32x4ExtendHighI16x8U; I32x4Mul
+			I32x4Add; Set V5
+
+			Get R3; I32WrapI64; HSUM(V1); I32Store $0
+			Get R12; I32WrapI64; HSUM(V5); I32Store $0
+
+			Get R0; I64Const $144; I64Add; Set R0
+			Get R1; I64Const $292; I64Add; Set R1
+			Get R11; I64Const $512; I64Add; Set R11
+			Get R3; I64Const $4; I64Add; Set R3
+			Get R12; I64Const $4; I64Add; Set R12
+			Get R2; I64Const $1; I64Sub; Tee R2
+			I64Eqz
+			I32Eqz
+			BrIf $0
+		End
+		Get R12; Set R3
+		Get R13; I64Const $1; I64Sub; Tee R13
+		I64Eqz
+		I32Eqz
+		BrIf $0
+	End
+	End
+	RET
+
+// ---- Q6_K ----
+// register use (q6KRowSums): R0 weight block, R11 prepared block, R2
+// blocks left in the row, R13 rows left, R3 output; V0 0x0f bytes, V5
+// 0x30 bytes, V6 32 bytes, V1 the block's accumulator, V2, V3, V4 16
+// bytes of ql, ql+32 and qh, V7 16 quants.
+
+// SUB16 adds the dot of the 16 quants in V7 with the prepared
+// activations at R11+p, times the int8 scale at R0+scoff, to V1.
+#define SUB16(p, scoff) \
+	EVEN(V7); PY(p); I32x4DotI16x8S; \
+	ODD(V7); PY(p+16); I32x4DotI16x8S; I32x4Add; \
+	Get R0; I32WrapI64; I32Load8S $(scoff); I32x4Splat; I32x4Mul; \
+	Get V1; I32x4Add; Set V1
+
+// QUARTER: as in q6_k_simd_wasm.s, with prepared activations at p, p+64,
+// p+128, p+192.
+#define QUARTER(lo, hi, qh, p, scoff) \
+	Get R0; I32WrapI64; V128Load $(lo); Set V2; \
+	Get R0; I32WrapI64; V128Load $(hi); Set V3; \
+	Get R0; I32WrapI64; V128Load $(qh); Set V4; \
+	Get V2; Get V0; V128And; Get V4; I32Const $4; I16x8Shl; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	SUB16(p, scoff); \
+	Get V3; Get V0; V128And; Get V4; I32Const $2; I16x8Shl; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	SUB16(p+64, scoff+2); \
+	Get V2; I32Const $4; I8x16ShrU; Get V4; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	SUB16(p+128, scoff+4); \
+	Get V3; I32Const $4; I8x16ShrU; Get V4; I32Const $2; I16x8ShrU; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	SUB16(p+192, scoff+6)
+
+// func q6KRowSums(x, yp *byte, nb, rows int, out *int32)
+// sets out[nb*r+j] to row r's block j's Σ scale·q·y; nb ≥ 1.
+TEXT ·q6KRowSums(SB), NOSPLIT, $0-40
+	I64Load x+0(FP)
+	Set R0
+	I64Load out+32(FP)
+	Set R3
+	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
+	Set V0
+	V128Const $0x3030303030303030, $0x3030303030303030
+	Set V5
+	V128Const $0x2020202020202020, $0x2020202020202020
+	Set V6
+
+	Block
+	I64Load rows+24(FP)
+	Tee R13
+	I64Eqz
+	BrIf $0
+	Loop
+		I64Load yp+8(FP); Set R11
+		I64Load nb+16(FP); Set R2
+		Loop
+			V128Const $0, $0
+			Set V1
+			QUARTER(0, 32, 128, 0, 192)
+			QUARTER(16, 48, 144, 32, 193)
+			QUARTER(64, 96, 160, 256, 200)
+			QUARTER(80, 112, 176, 288, 201)
+
+			Get R3; I32WrapI64; HSUM(V1); I32Store $0
+
+			Get R0; I64Const $210; I64Add; Set R0
+			Get R11; I64Const $512; I64Add; Set R11
+			Get R3; I64Const $4; I64Add; Set R3
+			Get R2; I64Const $1; I64Sub; Tee R2
+			I64Eqz
+			I32Eqz
+			BrIf $0
+		End
+		Get R13; I64Const $1; I64Sub; Tee R13
+		I64Eqz
+		I32Eqz
+		BrIf $0
+	End
+	End
+	RET
+
+// ---- Q8_0 and Q4_0 ----
+
+// func q8_0RowSums(x, yp *byte, nb, rows int, out *int32)
+// sets out[nb*r+j] to row r's block j's Σ x·y; nb ≥ 1.
+TEXT ·q8_0RowSums(SB), NOSPLIT, $0-40
+	I64Load x+0(FP)
+	Set R0
+	I64Load out+32(FP)
+	Set R3
+	Block
+	I64Load rows+24(FP)
+	Tee R13
+	I64Eqz
+	BrIf $0
+	Loop
+		I64Load yp+8(FP); Set R11
+		I64Load nb+16(FP); Set R2
+		Loop
+			Get R0; I32WrapI64; V128Load $2; Set V2
+			Get R0; I32WrapI64; V128Load $18; Set V3
+			EVEN(V2); PY(0); I32x4DotI16x8S
+			ODD(V2); PY(16); I32x4DotI16x8S; I32x4Add
+			EVEN(V3); PY(32); I32x4DotI16x8S; I32x4Add
+			ODD(V3); PY(48); I32x4DotI16x8S; I32x4Add
+			Set V1
+			Get R3; I32WrapI64; HSUM(V1); I32Store $0
+			Get R0; I64Const $34; I64Add; Set R0
+			Get R11; I64Const $64; I64Add; Set R11
+			Get R3; I64Const $4; I64Add; Set R3
+			Get R2; I64Const $1; I64Sub; Tee R2
+			I64Eqz
+			I32Eqz
+			BrIf $0
+		End
+		Get R13; I64Const $1; I64Sub; Tee R13
+		I64Eqz
+		I32Eqz
+		BrIf $0
+	End
+	End
+	RET
+
+// func q4_0RowSums(x, yp *byte, ysum *int32, nb, rows int, out *int32)
+// sets out[nb*r+j] to row r's block j's Σ (q-8)·y = Σ q·y - 8·ysum[j];
+// nb ≥ 1. (Products of nibbles and int8 are at most 1920 in magnitude.)
+TEXT ·q4_0RowSums(SB), NOSPLIT, $0-48
+	I64Load x+0(FP)
+	Set R0
+	I64Load out+40(FP)
+	Set R3
+	V128Const $0x000f000f000f000f, $0x000f000f000f000f
+	Set V0
+	Block
+	I64Load rows+32(FP)
+	Tee R13
+	I64Eqz
+	BrIf $0
+	Loop
+		I64Load yp+8(FP); Set R11
+		I64Load ysum+16(FP); Set R1
+		I64Load nb+24(FP); Set R2
+		Loop
+			Get R0; I32WrapI64; V128Load $2; Set V2
+			LO16(V2, 0); HI16(V2, 32); I32x4Add; Set V1
+			Get R3; I32WrapI64
+			HSUM(V1)
+			Get R1; I32WrapI64; I32Load $0; I32Const $3; I32Shl; I32Sub
+			I32Store $0
+			Get R0; I64Const $18; I64Add; Set R0
+			Get R11; I64Const $64; I64Add; Set R11
+			Get R1; I64Const $4; I64Add; Set R1
+			Get R3; I64Const $4; I64Add; Set R3
+			Get R2; I64Const $1; I64Sub; Tee R2
+			I64Eqz
+			I32Eqz
+			BrIf $0
+		End
+		Get R13; I64Const $1; I64Sub; Tee R13
+		I64Eqz
+		I32Eqz
+		BrIf $0
+	End
+	End
+	RET
