@@ -21,8 +21,8 @@ func threadCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkKernelCPU reports the thread CPU time per row of the AVX2 Dot
-// and DotN kernels (the wall-clock ns/op of BenchmarkDot and BenchmarkDotN
+// BenchmarkKernelCPU reports the thread CPU time per row of the AVX2 Dot,
+// DotRows (MatVec) and DotN kernels (the wall-clock ns/op of BenchmarkDot and BenchmarkDotN
 // is unreliable when other processes share the cores).
 func BenchmarkKernelCPU(b *testing.B) {
 	for _, t := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
@@ -41,6 +41,16 @@ func BenchmarkKernelCPU(b *testing.B) {
 			}
 			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows), "cpu-ns/row")
 			_ = sink
+		})
+		b.Run("MatVec/"+t.String(), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			out := make([]float32, benchRows)
+			c0 := threadCPU()
+			for b.Loop() {
+				tr.MatVec(benchCols, w, act, out)
+			}
+			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows), "cpu-ns/row")
 		})
 		b.Run("DotN/"+t.String(), func(b *testing.B) {
 			runtime.LockOSThread()
