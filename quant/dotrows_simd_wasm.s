@@ -19,6 +19,11 @@
 #define EVEN(v) Get v; I32Const $8; I16x8Shl; I32Const $8; I16x8ShrS
 #define ODD(v) Get v; I32Const $8; I16x8ShrS
 
+// HSUM pushes the sum of the four int32 lanes of v.
+#define HSUM(v) \
+	Get v; I32x4ExtractLane $0, $0; Get v; I32x4ExtractLane $0, $1; I32Add; \
+	Get v; I32x4ExtractLane $0, $2; I32Add; Get v; I32x4ExtractLane $0, $3; I32Add
+
 // SPLIT16 splits the 16 bytes at R1+off into R0+2*(off-base) and the 16
 // bytes after it.
 #define SPLIT16(off, d) \
@@ -26,7 +31,20 @@
 	Get R0; I32WrapI64; EVEN(V1); V128Store $0, $(d); \
 	Get R0; I32WrapI64; ODD(V1); V128Store $0, $(d+16)
 
+// SUMS16 stores at R0+512+d/16 the int16 sums of the two 16-activation
+// sub-blocks prepared at R0+d and R0+d+32: their even and odd lanes
+// added (at most 2·128 in magnitude a lane), then the lanes of each.
+#define SUMS16(d) \
+	Get R0; I32WrapI64; V128Load $(d); Get R0; I32WrapI64; V128Load $(d+16); I16x8Add; \
+	I32x4ExtaddPairwiseI16x8S; Set V1; \
+	Get R0; I32WrapI64; V128Load $(d+32); Get R0; I32WrapI64; V128Load $(d+48); I16x8Add; \
+	I32x4ExtaddPairwiseI16x8S; Set V2; \
+	Get R0; I32WrapI64; HSUM(V1); I32Store16 $(512+d/16); \
+	Get R0; I32WrapI64; HSUM(V2); I32Store16 $(512+d/16+2)
+
 // func splitQ8_K(dst, src *byte, nb int)
+// prepares nb Q8_K blocks into 544 bytes each: the 256 activations split
+// (512 bytes), then the 16 int16 sums of their 16-activation sub-blocks.
 TEXT ·splitQ8_K(SB), NOSPLIT, $0-24
 	I64Load dst+0(FP)
 	Set R0
@@ -43,7 +61,9 @@ TEXT ·splitQ8_K(SB), NOSPLIT, $0-24
 		SPLIT16(68, 128); SPLIT16(84, 160); SPLIT16(100, 192); SPLIT16(116, 224)
 		SPLIT16(132, 256); SPLIT16(148, 288); SPLIT16(164, 320); SPLIT16(180, 352)
 		SPLIT16(196, 384); SPLIT16(212, 416); SPLIT16(228, 448); SPLIT16(244, 480)
-		Get R0; I64Const $512; I64Add; Set R0
+		SUMS16(0); SUMS16(64); SUMS16(128); SUMS16(192)
+		SUMS16(256); SUMS16(320); SUMS16(384); SUMS16(448)
+		Get R0; I64Const $544; I64Add; Set R0
 		Get R1; I64Const $292; I64Add; Set R1
 		Get R2; I64Const $1; I64Sub; Tee R2
 		I64Eqz
@@ -94,11 +114,6 @@ TEXT ·splitQ8_0(SB), NOSPLIT, $0-32
 	End
 	RET
 
-// HSUM pushes the sum of the four int32 lanes of v.
-#define HSUM(v) \
-	Get v; I32x4ExtractLane $0, $0; Get v; I32x4ExtractLane $0, $1; I32Add; \
-	Get v; I32x4ExtractLane $0, $2; I32Add; Get v; I32x4ExtractLane $0, $3; I32Add
-
 // PY pushes the 8 prepared int16 activations at R11+off.
 #define PY(off) Get R11; I32WrapI64; V128Load $(off)
 
@@ -106,7 +121,7 @@ TEXT ·splitQ8_0(SB), NOSPLIT, $0-32
 // register use (q4KRowSums):
 //	R0 weight block, R1 activation block (bsums), R11 prepared block,
 //	R2 blocks left in the row, R13 rows left, R3 and R12 the outputs of
-//	Σ scale·q·y and Σ min·bsum, R4..R10 scales and mins as in
+//	Σ scale·q·y and Σ min·bsum, R14 the row's first output, R15 4·rows, R4..R10 scales and mins as in
 //	q4_k_simd_wasm.s, V0 the int16 nibble mask, V1 the block's
 //	accumulator, V2, V3 the 32 bytes of a group's quants, V5 the mins
 
@@ -136,13 +151,18 @@ TEXT ·splitQ8_0(SB), NOSPLIT, $0-32
 	HI16(V2, p+64); HI16(V3, p+96); I32x4Add; SCALE(sreg, sh2)
 
 // func q4KRowSums(x, yp, y *byte, nb, rows int, out *int32)
-// sets, for row r and block j, out[2*nb*r+j] to Σ scale·q·y and
-// out[2*nb*r+nb+j] to Σ min·bsum; the rows are consecutive at x, nb ≥ 1.
+// sets, for row r and block j, out[rows*j+r] to Σ scale·q·y and
+// out[rows*nb+rows*j+r] to Σ min·bsum; the rows are consecutive at x,
+// nb ≥ 1.
 TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
 	I64Load x+0(FP)
 	Set R0
 	I64Load out+40(FP)
-	Set R3
+	Set R14
+	I64Load rows+32(FP)
+	I64Const $2
+	I64Shl
+	Set R15
 	V128Const $0x000f000f000f000f, $0x000f000f000f000f
 	Set V0
 
@@ -155,7 +175,8 @@ TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
 		I64Load yp+8(FP); Set R11
 		I64Load y+16(FP); Set R1
 		I64Load nb+24(FP); Set R2
-		Get R3; Get R2; I64Const $2; I64Shl; I64Add; Set R12
+		Get R14; Set R3
+		Get R3; Get R15; Get R2; I64Mul; I64Add; Set R12
 		Loop
 			Get R0; I32WrapI64; I64Load32U $4; Set R4
 			Get R0; I32WrapI64; I64Load32U $8; Set R5
@@ -189,15 +210,15 @@ TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
 
 			Get R0; I64Const $144; I64Add; Set R0
 			Get R1; I64Const $292; I64Add; Set R1
-			Get R11; I64Const $512; I64Add; Set R11
-			Get R3; I64Const $4; I64Add; Set R3
-			Get R12; I64Const $4; I64Add; Set R12
+			Get R11; I64Const $544; I64Add; Set R11
+			Get R3; Get R15; I64Add; Set R3
+			Get R12; Get R15; I64Add; Set R12
 			Get R2; I64Const $1; I64Sub; Tee R2
 			I64Eqz
 			I32Eqz
 			BrIf $0
 		End
-		Get R12; Set R3
+		Get R14; I64Const $4; I64Add; Set R14
 		Get R13; I64Const $1; I64Sub; Tee R13
 		I64Eqz
 		I32Eqz
@@ -208,45 +229,52 @@ TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
 
 // ---- Q6_K ----
 // register use (q6KRowSums): R0 weight block, R11 prepared block, R2
-// blocks left in the row, R13 rows left, R3 output; V0 0x0f bytes, V5
-// 0x30 bytes, V6 32 bytes, V1 the block's accumulator, V2, V3, V4 16
+// blocks left in the row, R13 rows left, R3 output, R14 the row's first
+// output, R15 4·rows (the same in q8_0RowSums and q4_0RowSums); V0 0x0f bytes, V5
+// 0x30 bytes, V6 the int16 low-byte mask, V1 the block's accumulator, V2, V3, V4 16
 // bytes of ql, ql+32 and qh, V7 16 quants.
 
-// SUB16 adds the dot of the 16 quants in V7 with the prepared
-// activations at R11+p, times the int8 scale at R0+scoff, to V1.
+// SUB16 adds the dot of the 16 quants (0..63, unsigned) in V7 with the
+// prepared activations at R11+p, times the int8 scale at R0+scoff, to V1.
+// The quants' offset of 32 is taken off once per block, with the
+// sub-blocks' activation sums (Σ(q-32)·y = Σq·y - 32·Σy).
 #define SUB16(p, scoff) \
-	EVEN(V7); PY(p); I32x4DotI16x8S; \
-	ODD(V7); PY(p+16); I32x4DotI16x8S; I32x4Add; \
+	Get V7; Get V6; V128And; PY(p); I32x4DotI16x8S; \
+	Get V7; I32Const $8; I16x8ShrU; PY(p+16); I32x4DotI16x8S; I32x4Add; \
 	Get R0; I32WrapI64; I32Load8S $(scoff); I32x4Splat; I32x4Mul; \
 	Get V1; I32x4Add; Set V1
 
-// QUARTER: as in q6_k_simd_wasm.s, with prepared activations at p, p+64,
-// p+128, p+192.
+// QUARTER: as in q6_k_simd_wasm.s without the offset, with prepared
+// activations at p, p+64, p+128, p+192.
 #define QUARTER(lo, hi, qh, p, scoff) \
 	Get R0; I32WrapI64; V128Load $(lo); Set V2; \
 	Get R0; I32WrapI64; V128Load $(hi); Set V3; \
 	Get R0; I32WrapI64; V128Load $(qh); Set V4; \
-	Get V2; Get V0; V128And; Get V4; I32Const $4; I16x8Shl; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	Get V2; Get V0; V128And; Get V4; I32Const $4; I16x8Shl; Get V5; V128And; V128Or; Set V7; \
 	SUB16(p, scoff); \
-	Get V3; Get V0; V128And; Get V4; I32Const $2; I16x8Shl; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	Get V3; Get V0; V128And; Get V4; I32Const $2; I16x8Shl; Get V5; V128And; V128Or; Set V7; \
 	SUB16(p+64, scoff+2); \
-	Get V2; I32Const $4; I8x16ShrU; Get V4; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	Get V2; I32Const $4; I8x16ShrU; Get V4; Get V5; V128And; V128Or; Set V7; \
 	SUB16(p+128, scoff+4); \
-	Get V3; I32Const $4; I8x16ShrU; Get V4; I32Const $2; I16x8ShrU; Get V5; V128And; V128Or; Get V6; I8x16Sub; Set V7; \
+	Get V3; I32Const $4; I8x16ShrU; Get V4; I32Const $2; I16x8ShrU; Get V5; V128And; V128Or; Set V7; \
 	SUB16(p+192, scoff+6)
 
 // func q6KRowSums(x, yp *byte, nb, rows int, out *int32)
-// sets out[nb*r+j] to row r's block j's Σ scale·q·y; nb ≥ 1.
+// sets out[rows*j+r] to row r's block j's Σ scale·q·y; nb ≥ 1.
 TEXT ·q6KRowSums(SB), NOSPLIT, $0-40
 	I64Load x+0(FP)
 	Set R0
 	I64Load out+32(FP)
-	Set R3
+	Set R14
+	I64Load rows+24(FP)
+	I64Const $2
+	I64Shl
+	Set R15
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
 	Set V0
 	V128Const $0x3030303030303030, $0x3030303030303030
 	Set V5
-	V128Const $0x2020202020202020, $0x2020202020202020
+	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff
 	Set V6
 
 	Block
@@ -257,6 +285,7 @@ TEXT ·q6KRowSums(SB), NOSPLIT, $0-40
 	Loop
 		I64Load yp+8(FP); Set R11
 		I64Load nb+16(FP); Set R2
+		Get R14; Set R3
 		Loop
 			V128Const $0, $0
 			Set V1
@@ -264,17 +293,24 @@ TEXT ·q6KRowSums(SB), NOSPLIT, $0-40
 			QUARTER(16, 48, 144, 32, 193)
 			QUARTER(64, 96, 160, 256, 200)
 			QUARTER(80, 112, 176, 288, 201)
+			// V1 -= 32·Σ scale·(sub-block sum)
+			Get R0; I32WrapI64; V128Load $192; Set V8
+			Get V8; I16x8ExtendLowI8x16S; PY(512); I32x4DotI16x8S
+			Get V8; I16x8ExtendHighI8x16S; PY(528); I32x4DotI16x8S; I32x4Add
+			I32Const $5; I32x4Shl; Set V8
+			Get V1; Get V8; I32x4Sub; Set V1
 
 			Get R3; I32WrapI64; HSUM(V1); I32Store $0
 
 			Get R0; I64Const $210; I64Add; Set R0
-			Get R11; I64Const $512; I64Add; Set R11
-			Get R3; I64Const $4; I64Add; Set R3
+			Get R11; I64Const $544; I64Add; Set R11
+			Get R3; Get R15; I64Add; Set R3
 			Get R2; I64Const $1; I64Sub; Tee R2
 			I64Eqz
 			I32Eqz
 			BrIf $0
 		End
+		Get R14; I64Const $4; I64Add; Set R14
 		Get R13; I64Const $1; I64Sub; Tee R13
 		I64Eqz
 		I32Eqz
@@ -286,12 +322,16 @@ TEXT ·q6KRowSums(SB), NOSPLIT, $0-40
 // ---- Q8_0 and Q4_0 ----
 
 // func q8_0RowSums(x, yp *byte, nb, rows int, out *int32)
-// sets out[nb*r+j] to row r's block j's Σ x·y; nb ≥ 1.
+// sets out[rows*j+r] to row r's block j's Σ x·y; nb ≥ 1.
 TEXT ·q8_0RowSums(SB), NOSPLIT, $0-40
 	I64Load x+0(FP)
 	Set R0
 	I64Load out+32(FP)
-	Set R3
+	Set R14
+	I64Load rows+24(FP)
+	I64Const $2
+	I64Shl
+	Set R15
 	Block
 	I64Load rows+24(FP)
 	Tee R13
@@ -300,6 +340,7 @@ TEXT ·q8_0RowSums(SB), NOSPLIT, $0-40
 	Loop
 		I64Load yp+8(FP); Set R11
 		I64Load nb+16(FP); Set R2
+		Get R14; Set R3
 		Loop
 			Get R0; I32WrapI64; V128Load $2; Set V2
 			Get R0; I32WrapI64; V128Load $18; Set V3
@@ -311,12 +352,13 @@ TEXT ·q8_0RowSums(SB), NOSPLIT, $0-40
 			Get R3; I32WrapI64; HSUM(V1); I32Store $0
 			Get R0; I64Const $34; I64Add; Set R0
 			Get R11; I64Const $64; I64Add; Set R11
-			Get R3; I64Const $4; I64Add; Set R3
+			Get R3; Get R15; I64Add; Set R3
 			Get R2; I64Const $1; I64Sub; Tee R2
 			I64Eqz
 			I32Eqz
 			BrIf $0
 		End
+		Get R14; I64Const $4; I64Add; Set R14
 		Get R13; I64Const $1; I64Sub; Tee R13
 		I64Eqz
 		I32Eqz
@@ -326,13 +368,17 @@ TEXT ·q8_0RowSums(SB), NOSPLIT, $0-40
 	RET
 
 // func q4_0RowSums(x, yp *byte, ysum *int32, nb, rows int, out *int32)
-// sets out[nb*r+j] to row r's block j's Σ (q-8)·y = Σ q·y - 8·ysum[j];
+// sets out[rows*j+r] to row r's block j's Σ (q-8)·y = Σ q·y - 8·ysum[j];
 // nb ≥ 1. (Products of nibbles and int8 are at most 1920 in magnitude.)
 TEXT ·q4_0RowSums(SB), NOSPLIT, $0-48
 	I64Load x+0(FP)
 	Set R0
 	I64Load out+40(FP)
-	Set R3
+	Set R14
+	I64Load rows+32(FP)
+	I64Const $2
+	I64Shl
+	Set R15
 	V128Const $0x000f000f000f000f, $0x000f000f000f000f
 	Set V0
 	Block
@@ -344,6 +390,7 @@ TEXT ·q4_0RowSums(SB), NOSPLIT, $0-48
 		I64Load yp+8(FP); Set R11
 		I64Load ysum+16(FP); Set R1
 		I64Load nb+24(FP); Set R2
+		Get R14; Set R3
 		Loop
 			Get R0; I32WrapI64; V128Load $2; Set V2
 			LO16(V2, 0); HI16(V2, 32); I32x4Add; Set V1
@@ -354,12 +401,13 @@ TEXT ·q4_0RowSums(SB), NOSPLIT, $0-48
 			Get R0; I64Const $18; I64Add; Set R0
 			Get R11; I64Const $64; I64Add; Set R11
 			Get R1; I64Const $4; I64Add; Set R1
-			Get R3; I64Const $4; I64Add; Set R3
+			Get R3; Get R15; I64Add; Set R3
 			Get R2; I64Const $1; I64Sub; Tee R2
 			I64Eqz
 			I32Eqz
 			BrIf $0
 		End
+		Get R14; I64Const $4; I64Add; Set R14
 		Get R13; I64Const $1; I64Sub; Tee R13
 		I64Eqz
 		I32Eqz
