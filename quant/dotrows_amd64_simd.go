@@ -11,21 +11,26 @@ import (
 // weight rows (a matrix-vector product), bit-identical to Dot per row.
 //
 // Two things make them faster than Dot row by row. The activation is
-// prepared once per call: its fp16 block scales are widened to float32
-// into a stack array (and, for Q4_0, its 8·Σy block sums computed), so a
-// row converts only its own scales. And four rows are summed at a time,
-// each in a float32 lane: a row's terms must be added one by one in block
-// order (the reference's running sum, a chain of dependent additions that
-// takes longer than a block's integer work), and with four rows in the
-// lanes of one vector the chain is shared. The terms of eight blocks of
-// four rows are computed as in Dot, then transposed so that one vector
-// addition adds block j's term of every row.
+// prepared once per call: its fp16 block scales are widened to float32 into
+// a stack array (and, for Q4_0, its 8·Σy block sums computed), so a row
+// converts only its own scales. And eight (Q8_0: four) rows' running sums
+// are added together, each in a float32 lane: a row's terms must be added
+// one by one in block order (the reference's running sum, a chain of
+// dependent additions that takes longer than a block's integer work), and
+// with the rows in the lanes of one vector the chain is shared. Each row's
+// block terms are computed first, in row order (the weights stream through
+// memory in order: interleaving the rows' loads, or cutting the rows into
+// chunks, made decode slower), into a stack array; then eight terms of the
+// eight (four) rows at a time are transposed so that one vector addition
+// adds block j's term of every row.
 //
 // Rows whose blocks do not come in eights, activations longer than
-// rowsMaxBlocks blocks and the last len(out)%4 rows go through Dot.
+// rowsMaxBlocks blocks, calls with fewer than eight (four) rows and the
+// last len(out)%8 (%4) rows go through Dot.
 
-// rowsMaxBlocks bounds the activation blocks a DotRows kernel prepares on
-// its stack (Q4_0, Q8_0: 16384 columns).
+// rowsMaxBlocks bounds the blocks of a row a DotRows kernel keeps on its
+// stack (Q4_0, Q8_0: 16384 columns; the activation's scales and the rows'
+// terms take 10 to 20 KB).
 const rowsMaxBlocks = 512
 
 // No DotRows kernels for the K-quants: their activations' scales are
@@ -36,7 +41,7 @@ var dotRowsQ4_K, dotRowsQ6_K func(n int, w, act []byte, out []float32)
 func dotRowsQ4_0(n int, w, act []byte, out []float32) {
 	nb := n / qk
 	rowBytes := nb * q4_0Bytes
-	if !hasAVX2 || nb%8 != 0 || nb > rowsMaxBlocks || len(out) < 4 {
+	if !hasAVX2 || nb%8 != 0 || nb > rowsMaxBlocks || len(out) < 8 {
 		dotRows(dotQ4_0, n, rowBytes, w, act, out)
 		return
 	}
@@ -58,49 +63,49 @@ func dotRowsQ4_0(n int, w, act []byte, out []float32) {
 			fy[g+j] = FP16ToFP32(binary.LittleEndian.Uint16(yg[q8_0Bytes*j:]))
 		}
 	}
-	var terms [4][rowsMaxBlocks]float32 // four rows' block terms
+	var terms [8][rowsMaxBlocks]float32 // eight rows' block terms
 	r := 0
-	for ; r+4 <= len(out); r += 4 {
-		for k := range 4 {
-			x := w[(r+k)*rowBytes : (r+k+1)*rowBytes]
-			for g := 0; g < nb; g += 8 {
-				q4_0Terms8((*[8 * q4_0Bytes]byte)(x[g*q4_0Bytes:]), (*[8 * q8_0Bytes]byte)(act[g*q8_0Bytes:]), (*[8]float32)(fy[g:]), (*[8]int32)(sy[g:]), (*[8]float32)(terms[k][g:]))
-			}
+	for ; r+8 <= len(out); r += 8 {
+		for k := range 8 {
+			q4_0RowTerms(w[(r+k)*rowBytes:(r+k+1)*rowBytes], act, fy[:], sy[:], terms[k][:nb])
 		}
-		addRows4((*[4]float32)(out[r:]), &terms, nb)
+		addRows8((*[8]float32)(out[r:]), &terms, nb)
 	}
 	for ; r < len(out); r++ {
 		out[r] = dotQ4_0(n, w[r*rowBytes:(r+1)*rowBytes], act)
 	}
 }
 
-// q4_0Terms8 sets p[j] to the term of block j of x and y,
-// float32(isum)·float32(dx·dy) as the reference computes it (fy the
-// blocks' dy, sy their 8·Σy). Not inlined: the block pointers stay in
-// registers and the loads take constant offsets.
-//
-//go:noinline
-func q4_0Terms8(xg *[8 * q4_0Bytes]byte, yg *[8 * q8_0Bytes]byte, fy *[8]float32, sy *[8]int32, p *[8]float32) {
+// q4_0RowTerms sets p[b] to the term of block b of the row x and the
+// activation y, float32(isum)·float32(dx·dy) as the reference computes it
+// (fy the blocks' dy, sy their 8·Σy), for b < len(p), a multiple of 8.
+// Each group of eight blocks goes through slices advanced by constant
+// offsets, so the loads take constant offsets from one pointer.
+func q4_0RowTerms(x, y []byte, fy []float32, sy []int32, p []float32) {
 	m4 := archsimd.BroadcastUint8x16(0x0f)
-	// block j's pair sums of q·y in int16 lanes (|·| ≤ 2·3840)
-	d := func(j int) archsimd.Int16x8 {
-		q := load16((*[16]byte)(xg[q4_0Bytes*j+2:]))
-		lo := q.And(m4).DotProductPairsSaturated(load16((*[16]byte)(yg[q8_0Bytes*j+2:])).BitsToInt8())
-		hi := q.ReshapeToUint16s().ShiftAllRight(4).ReshapeToUint8s().And(m4).DotProductPairsSaturated(load16((*[16]byte)(yg[q8_0Bytes*j+18:])).BitsToInt8())
-		return lo.Add(hi)
-	}
-	// two pairwise additions keep |·| ≤ 4·7680 < 2^15; VPMADDWD with ones
-	// then gives each block's sum in an int32 lane
 	ones := archsimd.BroadcastInt16x8(1)
-	a := d(0).ConcatAddPairs(d(1)).ConcatAddPairs(d(2).ConcatAddPairs(d(3))).DotProductPairs(ones)
-	b := d(4).ConcatAddPairs(d(5)).ConcatAddPairs(d(6).ConcatAddPairs(d(7))).DotProductPairs(ones)
-	var s archsimd.Int32x8
-	s = s.SetLo(a).SetHi(b).Sub(archsimd.LoadInt32x8Array(sy))
-	fx, ok := halvesToFloats(q4_0Halves8(xg))
-	if !ok { // a zero, subnormal, infinite or NaN scale
-		fx = rowsHalves(xg[:], q4_0Bytes)
+	for len(p) >= 8 {
+		xg, yg := (*[8 * q4_0Bytes]byte)(x), (*[8 * q8_0Bytes]byte)(y)
+		// block j's pair sums of q·y in int16 lanes (|·| ≤ 2·3840)
+		d := func(j int) archsimd.Int16x8 {
+			q := load16((*[16]byte)(xg[q4_0Bytes*j+2:]))
+			lo := q.And(m4).DotProductPairsSaturated(load16((*[16]byte)(yg[q8_0Bytes*j+2:])).BitsToInt8())
+			hi := q.ReshapeToUint16s().ShiftAllRight(4).ReshapeToUint8s().And(m4).DotProductPairsSaturated(load16((*[16]byte)(yg[q8_0Bytes*j+18:])).BitsToInt8())
+			return lo.Add(hi)
+		}
+		// two pairwise additions keep |·| ≤ 4·7680 < 2^15; VPMADDWD with
+		// ones then gives each block's sum in an int32 lane
+		a := d(0).ConcatAddPairs(d(1)).ConcatAddPairs(d(2).ConcatAddPairs(d(3))).DotProductPairs(ones)
+		b := d(4).ConcatAddPairs(d(5)).ConcatAddPairs(d(6).ConcatAddPairs(d(7))).DotProductPairs(ones)
+		var s archsimd.Int32x8
+		s = s.SetLo(a).SetHi(b).Sub(archsimd.LoadInt32x8Array((*[8]int32)(sy)))
+		fx, ok := halvesToFloats(q4_0Halves8(xg))
+		if !ok { // a zero, subnormal, infinite or NaN scale
+			fx = rowsHalves(xg[:], q4_0Bytes)
+		}
+		s.ConvertToFloat32().Mul(fx.Mul(archsimd.LoadFloat32x8Array((*[8]float32)(fy)))).StoreArray((*[8]float32)(p))
+		x, y, fy, sy, p = x[8*q4_0Bytes:], y[8*q8_0Bytes:], fy[8:], sy[8:], p[8:]
 	}
-	s.ConvertToFloat32().Mul(fx.Mul(archsimd.LoadFloat32x8Array(fy))).StoreArray(p)
 }
 
 // dotRowsQ8_0 is dotQ8_0 over consecutive rows. When no activation quant
@@ -126,14 +131,12 @@ func dotRowsQ8_0(n int, w, act []byte, out []float32) {
 		}
 		fy[b] = FP16ToFP32(binary.LittleEndian.Uint16(y[:]))
 	}
+	// four rows at a time (eight: TinyLlama decode ~5% slower, unlike Q4_0's)
 	var terms [4][rowsMaxBlocks]float32 // four rows' block terms
 	r := 0
 	for ; r+4 <= len(out); r += 4 {
 		for k := range 4 {
-			x := w[(r+k)*rowBytes : (r+k+1)*rowBytes]
-			for g := 0; g < nb; g += 8 {
-				q8_0Terms8((*[8 * q8_0Bytes]byte)(x[g*q8_0Bytes:]), (*[8 * q8_0Bytes]byte)(act[g*q8_0Bytes:]), (*[8]float32)(fy[g:]), (*[8]float32)(terms[k][g:]))
-			}
+			q8_0RowTerms(w[(r+k)*rowBytes:(r+k+1)*rowBytes], act, fy[:], terms[k][:nb])
 		}
 		addRows4((*[4]float32)(out[r:]), &terms, nb)
 	}
@@ -142,15 +145,24 @@ func dotRowsQ8_0(n int, w, act []byte, out []float32) {
 	}
 }
 
-// q8_0Terms8 is q4_0Terms8 for Q8_0 rows (no quant of yg is -128).
+// q8_0RowTerms is q4_0RowTerms for a Q8_0 row (no quant of y is -128).
+func q8_0RowTerms(x, y []byte, fy []float32, p []float32) {
+	for g := 0; g+8 <= len(p); g += 8 {
+		q8_0Terms8((*[8 * q8_0Bytes]byte)(x[g*q8_0Bytes:]), (*[8 * q8_0Bytes]byte)(y[g*q8_0Bytes:]), (*[8]float32)(fy[g:]), (*[8]float32)(p[g:]))
+	}
+}
+
+// q8_0Terms8 sets p[j] to the term of block j of xg and yg (fy the
+// blocks' dy). Not inlined: the block pointers stay in registers and the
+// loads take constant offsets.
 //
 //go:noinline
-func q8_0Terms8(xg *[8 * q8_0Bytes]byte, yg *[8 * q8_0Bytes]byte, fy *[8]float32, p *[8]float32) {
+func q8_0Terms8(xg, yg *[8 * q8_0Bytes]byte, fy, p *[8]float32) {
 	ones := archsimd.BroadcastInt16x16(1)
 	d := func(j int) archsimd.Int32x8 {
-		x := load32((*[32]byte)(xg[q8_0Bytes*j+2:])).BitsToInt8()
-		y := load32((*[32]byte)(yg[q8_0Bytes*j+2:])).BitsToInt8()
-		return x.Abs().AsUint8x32().DotProductPairsSaturated(y.MulSign(x)).DotProductPairs(ones)
+		xq := load32((*[32]byte)(xg[q8_0Bytes*j+2:])).BitsToInt8()
+		yq := load32((*[32]byte)(yg[q8_0Bytes*j+2:])).BitsToInt8()
+		return xq.Abs().AsUint8x32().DotProductPairsSaturated(yq.MulSign(xq)).DotProductPairs(ones)
 	}
 	s := hsum8x8(d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7))
 	fx, ok := halvesToFloats(halves8(xg))
@@ -168,6 +180,38 @@ func rowsHalves(g []byte, size int) archsimd.Float32x8 {
 		f[j] = FP16ToFP32(binary.LittleEndian.Uint16(g[size*j:]))
 	}
 	return archsimd.LoadFloat32x8Array(&f)
+}
+
+// addRows8 sets out[k] to the sum of terms[k][:nb], added one at a time
+// in order (float32 additions, a row's running sum), for eight rows at
+// once: each group of eight terms of the eight rows is transposed so that
+// one addition adds a block's term of every row. nb is a multiple of 8.
+func addRows8(out *[8]float32, terms *[8][rowsMaxBlocks]float32, nb int) {
+	var acc archsimd.Float32x8
+	for g := 0; g < nb; g += 8 {
+		p := func(k int) archsimd.Int32x8 {
+			return archsimd.LoadFloat32x8Array((*[8]float32)(terms[k][g:])).AsInt32x8()
+		}
+		// lo, hi: lanes 0, 1 of a and of b, and 2, 3 (per 128-bit half)
+		lo := func(a, b archsimd.Int32x8) archsimd.Float32x8 {
+			return a.AsFloat32x8().ConcatPermuteScalarsGrouped(0, 1, 4, 5, b.AsFloat32x8())
+		}
+		hi := func(a, b archsimd.Int32x8) archsimd.Float32x8 {
+			return a.AsFloat32x8().ConcatPermuteScalarsGrouped(2, 3, 6, 7, b.AsFloat32x8())
+		}
+		// per 128-bit half, rows 0..3 and 4..7 of terms j (lo) and j+4 (hi)
+		a0, a1 := p(0).InterleaveLoGrouped(p(1)), p(0).InterleaveHiGrouped(p(1))
+		a2, a3 := p(2).InterleaveLoGrouped(p(3)), p(2).InterleaveHiGrouped(p(3))
+		u0, u1, u2, u3 := lo(a0, a2), hi(a0, a2), lo(a1, a3), hi(a1, a3)
+		b0, b1 := p(4).InterleaveLoGrouped(p(5)), p(4).InterleaveHiGrouped(p(5))
+		b2, b3 := p(6).InterleaveLoGrouped(p(7)), p(6).InterleaveHiGrouped(p(7))
+		v0, v1, v2, v3 := lo(b0, b2), hi(b0, b2), lo(b1, b3), hi(b1, b3)
+		acc = acc.Add(u0.ConcatPermute128Scalars(0, 2, v0)).Add(u1.ConcatPermute128Scalars(0, 2, v1))
+		acc = acc.Add(u2.ConcatPermute128Scalars(0, 2, v2)).Add(u3.ConcatPermute128Scalars(0, 2, v3))
+		acc = acc.Add(u0.ConcatPermute128Scalars(1, 3, v0)).Add(u1.ConcatPermute128Scalars(1, 3, v1))
+		acc = acc.Add(u2.ConcatPermute128Scalars(1, 3, v2)).Add(u3.ConcatPermute128Scalars(1, 3, v3))
+	}
+	acc.StoreArray(out)
 }
 
 // addRows4 sets out[k] to the sum of terms[k][:nb], added one at a time
