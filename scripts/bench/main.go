@@ -62,6 +62,7 @@ type result struct {
 	DecodeTokS   float64 `json:"decodeTokS"`
 	PeakMB       float64
 	Load         [2]float64 // load average before and after
+	Note         string     `json:"note"` // a run that counts, with a caveat
 	Err          string
 }
 
@@ -283,7 +284,7 @@ func table(res map[[2]string]result, runners, types []string, gen, plen int, too
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.1f | %.2f | %.0f | %.0f | %.1f→%.1f | %s |\n", rn, t, r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err)
+			fmt.Fprintf(&b, "| %s | %s | %.1f | %.2f | %.0f | %.0f | %.1f→%.1f | %s |\n", rn, t, r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err+r.Note)
 		}
 	}
 	fmt.Fprintf(&b, "\nRatios (ours / peer; decode, prefill):\n\n| ours | peer | model | decode | prefill |\n|---|---|---|--:|--:|\n")
