@@ -57,7 +57,7 @@ func greedy(t testing.TB, s *Session, prompt []int, n int) ([]int, string) {
 }
 
 // TestForwardAllocatesNothing: the per-token path (forward pass, sampling,
-// grammar mask) makes no heap allocations.
+// grammar mask) and Prefill make no heap allocations.
 func TestForwardAllocatesNothing(t *testing.T) {
 	for _, name := range []string{"stories260K.gguf", "tinyllamas-stories-260k-q8_0.gguf", "synth/synth-small-Q4_K_M.gguf", "llama-2-tiny-random.gguf"} {
 		m := loadModel(t, name)
@@ -83,6 +83,24 @@ func TestForwardAllocatesNothing(t *testing.T) {
 			})
 			if allocs != 0 {
 				t.Errorf("%s, %d threads: %.1f allocations per token", name, threads, allocs)
+			}
+			// a prompt of 20 tokens (a full batch and a partial one) after the
+			// first batch made the batch buffers
+			prompt := make([]int, 20)
+			for i := range prompt {
+				prompt[i] = 1 + i*37%(m.Config.VocabSize-1)
+			}
+			s = newSession(t, m, SessionOptions{Context: 256, Threads: threads})
+			allocs = testing.AllocsPerRun(5, func() {
+				if len(s.tokens)+len(prompt) > s.ctx {
+					s.Rewind(0)
+				}
+				if _, err := s.Prefill(prompt); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%s, %d threads: %.1f allocations per Prefill", name, threads, allocs)
 			}
 		}
 	}

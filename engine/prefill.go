@@ -198,14 +198,8 @@ func (p *pool) matmul(outs [][]float32, w *matrix, acts [][]byte) {
 }
 
 // runBatch computes rows [lo, hi) of a batch: each weight row, once read
-// (and each of its blocks once decoded, see quant.Traits.DotEach), is
+// (and each of its blocks once decoded, see quant.Traits.MatMul), is
 // dotted with every activation of the batch.
 func runBatch(w *matrix, outs [][]float32, acts [][]byte, lo, hi int) {
-	var dots [prefillBatch]float32
-	for r := lo; r < hi; r++ {
-		w.tr.DotEach(w.cols, w.row(r), acts, dots[:])
-		for b := range acts {
-			outs[b][r] = dots[b]
-		}
-	}
+	w.tr.MatMul(w.cols, w.data[(lo-w.lo)*w.rowBytes:(hi-w.lo)*w.rowBytes], acts, outs, lo)
 }

@@ -104,6 +104,11 @@ type Traits struct {
 	// share its loads between rows (see MatVec, which falls back to Dot per
 	// row when it is nil).
 	DotRows func(n int, w, act []byte, out []float32)
+	// DotRowsN sets outs[i][at+r] to Dot(n, w[r*rowBytes:], acts[i]) for
+	// up to MaxDotN activations and every row r < len(w)/rowBytes: a
+	// matrix times a prefill batch, the activations prepared once per call
+	// (see MatMul, which falls back to DotEach per row when it is nil).
+	DotRowsN func(n int, w []byte, acts [][]byte, outs [][]float32, at int)
 }
 
 // traits is the one table of formats, indexed by type id. An entry with an
@@ -118,18 +123,18 @@ var traits = [...]Traits{
 	I32:  {Name: "I32", BlockSize: 1, TypeSize: 4, VecDotType: I32},
 	I64:  {Name: "I64", BlockSize: 1, TypeSize: 8, VecDotType: I64},
 
-	Q4_0: {Name: "Q4_0", BlockSize: qk, TypeSize: q4_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ4_0, FromFloat: quantizeQ4_0, Dot: dotQ4_0, DotN: dotNQ4_0, DotRows: dotRowsQ4_0},
+	Q4_0: {Name: "Q4_0", BlockSize: qk, TypeSize: q4_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ4_0, FromFloat: quantizeQ4_0, Dot: dotQ4_0, DotN: dotNQ4_0, DotRows: dotRowsQ4_0, DotRowsN: dotRowsNQ4_0},
 	Q4_1: {Name: "Q4_1", BlockSize: qk, TypeSize: q4_1Bytes, VecDotType: Q8_1, Dequantize: dequantizeQ4_1, FromFloat: quantizeQ4_1, Dot: dotQ4_1},
 	Q5_0: {Name: "Q5_0", BlockSize: qk, TypeSize: q5_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ5_0, FromFloat: quantizeQ5_0, Dot: dotQ5_0},
 	Q5_1: {Name: "Q5_1", BlockSize: qk, TypeSize: q5_1Bytes, VecDotType: Q8_1, Dequantize: dequantizeQ5_1, FromFloat: quantizeQ5_1, Dot: dotQ5_1},
-	Q8_0: {Name: "Q8_0", BlockSize: qk, TypeSize: q8_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ8_0, FromFloat: quantizeQ8_0, Dot: dotQ8_0, DotN: dotNQ8_0, DotRows: dotRowsQ8_0},
+	Q8_0: {Name: "Q8_0", BlockSize: qk, TypeSize: q8_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ8_0, FromFloat: quantizeQ8_0, Dot: dotQ8_0, DotN: dotNQ8_0, DotRows: dotRowsQ8_0, DotRowsN: dotRowsNQ8_0},
 	Q8_1: {Name: "Q8_1", BlockSize: qk, TypeSize: q8_1Bytes, VecDotType: Q8_1, FromFloat: quantizeQ8_1},
 
 	Q2_K: {Name: "Q2_K", BlockSize: qkK, TypeSize: q2_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ2_K, FromFloat: quantizeQ2_K, Dot: dotQ2_K},
 	Q3_K: {Name: "Q3_K", BlockSize: qkK, TypeSize: q3_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ3_K, FromFloat: quantizeQ3_K, Dot: dotQ3_K},
-	Q4_K: {Name: "Q4_K", BlockSize: qkK, TypeSize: q4_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ4_K, FromFloat: quantizeQ4_K, Dot: dotQ4_K, DotN: dotNQ4_K, DotRows: dotRowsQ4_K},
+	Q4_K: {Name: "Q4_K", BlockSize: qkK, TypeSize: q4_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ4_K, FromFloat: quantizeQ4_K, Dot: dotQ4_K, DotN: dotNQ4_K, DotRows: dotRowsQ4_K, DotRowsN: dotRowsNQ4_K},
 	Q5_K: {Name: "Q5_K", BlockSize: qkK, TypeSize: q5_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ5_K, FromFloat: quantizeQ5_K, Dot: dotQ5_K},
-	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ6_K, FromFloat: quantizeQ6_K, Dot: dotQ6_K, DotN: dotNQ6_K, DotRows: dotRowsQ6_K},
+	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ6_K, FromFloat: quantizeQ6_K, Dot: dotQ6_K, DotN: dotNQ6_K, DotRows: dotRowsQ6_K, DotRowsN: dotRowsNQ6_K},
 	Q8_K: {Name: "Q8_K", BlockSize: qkK, TypeSize: q8_KBytes, VecDotType: Q8_K, FromFloat: quantizeQ8_K},
 
 	IQ2_XXS: {Name: "IQ2_XXS", BlockSize: qkK, TypeSize: iq2_XXSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ2_XXS, Dot: dotIQ2_XXS},

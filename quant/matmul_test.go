@@ -1,0 +1,77 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMatMul: for every type with a dot, MatMul of 1 to 19 rows with 1 to
+// 20 activations (with the type's DotRowsN kernel where it has one) gives
+// every row and activation exactly what Dot gives for them alone. The
+// activations are random blocks or quantised from random floats (a kernel
+// may take a fast path only for what the quantiser produces); some blocks
+// get a zero, subnormal, infinite or NaN scale.
+func TestMatMul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	specials := []uint16{0, 0x0001, 0x03ff, 0x7c00, 0xfc00, 0x7e00}
+	for _, typ := range dotTypes() {
+		tr := TraitsOf(typ)
+		at := TraitsOf(tr.VecDotType)
+		for iter := range 40 {
+			nb := []int{1, 2, 3, 4, 5, 8, 9, 16, 24, 64}[iter%10]
+			if tr.BlockSize == 1 {
+				nb *= 32
+			}
+			rows := 1 + (iter*7)%19
+			nacts := 1 + (iter*5)%20
+			n := nb * tr.BlockSize
+			rowBytes := nb * tr.TypeSize
+			w := randBlocks(rng, typ, nb*rows)
+			acts := make([][]byte, nacts)
+			for i := range acts {
+				if iter%2 == 0 || at.FromFloat == nil {
+					acts[i] = randBlocks(rng, tr.VecDotType, n/at.BlockSize)
+					continue
+				}
+				f := make([]float32, n)
+				for j := range f {
+					f[j] = float32(rng.NormFloat64())
+				}
+				acts[i] = make([]byte, n/at.BlockSize*at.TypeSize)
+				at.FromFloat(acts[i], f)
+			}
+			if iter%5 == 4 && tr.BlockSize > 1 && (typ == Q4_0 || typ == Q8_0 || typ == Q4_K) {
+				// a special scale in one weight block and one activation block
+				// (the fp16 d at offset 0 of the formats that have one there)
+				h := specials[rng.IntN(len(specials))]
+				binary.LittleEndian.PutUint16(w[rng.IntN(nb*rows)*tr.TypeSize:], h)
+				if at.TypeSize == q8_0Bytes {
+					binary.LittleEndian.PutUint16(acts[rng.IntN(nacts)][rng.IntN(nb)*at.TypeSize:], specials[rng.IntN(len(specials))])
+				}
+			}
+			const at0 = 3 // results go to outs[i][at0:]
+			outs := make([][]float32, nacts)
+			for i := range outs {
+				outs[i] = make([]float32, at0+rows+2)
+				outs[i][at0+rows] = 42
+			}
+			tr.MatMul(n, w, acts, outs, at0)
+			for i := range acts {
+				for r := range rows {
+					got, want := outs[i][at0+r], tr.Dot(n, w[r*rowBytes:(r+1)*rowBytes], acts[i])
+					if math.Float32bits(got) != math.Float32bits(want) && !(math.IsNaN(float64(got)) && math.IsNaN(float64(want))) {
+						t.Fatalf("%v n=%d rows=%d acts=%d: row %d activation %d: MatMul %g, Dot %g", typ, n, rows, nacts, r, i, got, want)
+					}
+				}
+				if outs[i][at0-1] != 0 || outs[i][at0+rows] != 42 {
+					t.Fatalf("%v: MatMul wrote outside rows [%d, %d)", typ, at0, at0+rows)
+				}
+			}
+			if n := testing.AllocsPerRun(3, func() { tr.MatMul(n, w, acts, outs, at0) }); n != 0 {
+				t.Fatalf("%v: MatMul allocates %v times", typ, n)
+			}
+		}
+	}
+}
