@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"syscall"
 	"testing"
@@ -22,7 +23,7 @@ func threadCPU() time.Duration {
 }
 
 // BenchmarkKernelCPU reports the thread CPU time per row of the AVX2 Dot,
-// DotRows (MatVec) and DotN kernels (the wall-clock ns/op of BenchmarkDot and BenchmarkDotN
+// DotRows (MatVec), DotN and DotRowsN (MatMul) kernels (the wall-clock ns/op of BenchmarkDot and BenchmarkDotN
 // is unreliable when other processes share the cores).
 func BenchmarkKernelCPU(b *testing.B) {
 	for _, t := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
@@ -65,6 +66,30 @@ func BenchmarkKernelCPU(b *testing.B) {
 				for r := range benchRows {
 					tr.DotEach(benchCols, w[r*rowBytes:(r+1)*rowBytes], acts, out)
 				}
+			}
+			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows*MaxDotN), "cpu-ns/row-act")
+		})
+		b.Run("MatMul/"+t.String(), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			// MaxDotN distinct activations, as in a prefill batch (the
+			// activations of DotN above are one, always in L1)
+			acts := make([][]byte, MaxDotN)
+			outs := make([][]float32, MaxDotN)
+			vt := TraitsOf(tr.VecDotType)
+			rng := rand.New(rand.NewPCG(uint64(t), 8))
+			src := make([]float32, benchCols)
+			for i := range acts {
+				for j := range src {
+					src[j] = float32(rng.NormFloat64())
+				}
+				acts[i] = make([]byte, len(act))
+				vt.FromFloat(acts[i], src)
+				outs[i] = make([]float32, benchRows)
+			}
+			c0 := threadCPU()
+			for b.Loop() {
+				tr.MatMul(benchCols, w, acts, outs, 0)
 			}
 			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows*MaxDotN), "cpu-ns/row-act")
 		})

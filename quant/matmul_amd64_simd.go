@@ -2,9 +2,6 @@
 
 package quant
 
-var (
-	dotRowsNQ4_0 = eachRowQ4_0
-	dotRowsNQ8_0 = eachRowQ8_0
-	dotRowsNQ4_K = eachRowQ4_K
-	dotRowsNQ6_K = eachRowQ6_K
-)
+// The native AVX2 DotRowsN kernels of Q4_0 and Q8_0.
+
+var dotRowsNQ4_0, dotRowsNQ8_0 = eachRowQ4_0, eachRowQ8_0
