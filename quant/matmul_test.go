@@ -19,8 +19,8 @@ func TestMatMul(t *testing.T) {
 	for _, typ := range dotTypes() {
 		tr := TraitsOf(typ)
 		at := TraitsOf(tr.VecDotType)
-		for iter := range 40 {
-			nb := []int{1, 2, 3, 4, 5, 8, 9, 16, 24, 64}[iter%10]
+		for iter := range 48 {
+			nb := []int{1, 2, 3, 4, 5, 8, 9, 16, 24, 64, 65, 130}[iter%12]
 			if tr.BlockSize == 1 {
 				nb *= 32
 			}
