@@ -129,4 +129,64 @@ func q4_0RowN16(lo, hi archsimd.Float32x8, x []byte, b *batchQ8_0, both bool) (a
 	return lo, hi
 }
 
-var dotRowsNQ8_0 = eachRowQ8_0
+// dotRowsNQ8_0 is dotQ8_0 for rows × activations. When no activation
+// quant is -128 (always, for activations quantized by quantizeQ8_0), a
+// block's products are VPMADDUBSW's of |x| and y·sign(x): each pair sum is
+// at most 2·128·127 in magnitude, clear of saturation.
+func dotRowsNQ8_0(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	nb := n / qk
+	rowBytes := nb * q8_0Bytes
+	if !hasAVX2 || len(acts) == 0 {
+		eachRowQ8_0(n, w, acts, outs, at)
+		return
+	}
+	var b batchQ8_0
+	for j0 := 0; j0 < nb; j0 += batchBlocks {
+		m := min(batchBlocks, nb-j0)
+		if !b.prepare(acts, j0, m, false) {
+			eachRowQ8_0(n, w, acts, outs, at) // (overwrites every sum made so far)
+			return
+		}
+		for r := 0; (r+1)*rowBytes <= len(w); r++ {
+			x := w[r*rowBytes+j0*q8_0Bytes : r*rowBytes+(j0+m)*q8_0Bytes]
+			var sums [MaxDotN]float32
+			if j0 > 0 {
+				for i := range acts {
+					sums[i] = outs[i][at+r]
+				}
+			}
+			lo, hi := archsimd.LoadFloat32x8Array((*[8]float32)(sums[:8])), archsimd.LoadFloat32x8Array((*[8]float32)(sums[8:]))
+			lo, hi = q8_0RowN16(lo, hi, x, &b, len(acts) > 8)
+			lo.StoreArray((*[8]float32)(sums[:8]))
+			hi.StoreArray((*[8]float32)(sums[8:]))
+			for i := range acts {
+				outs[i][at+r] = sums[i]
+			}
+		}
+	}
+}
+
+// q8_0RowN16 is q4_0RowN16 for a Q8_0 row x (no quant of b is -128).
+//
+//go:noinline
+func q8_0RowN16(lo, hi archsimd.Float32x8, x []byte, b *batchQ8_0, both bool) (archsimd.Float32x8, archsimd.Float32x8) {
+	ones := archsimd.BroadcastInt16x16(1)
+	for j := range len(x) / q8_0Bytes {
+		xb := (*[q8_0Bytes]byte)(x[j*q8_0Bytes:])
+		xv := load32((*[32]byte)(xb[2:])).BitsToInt8()
+		ax := xv.Abs().ToBits()
+		d := archsimd.BroadcastFloat32x8(halfToFloat(binary.LittleEndian.Uint16(xb[:])))
+		y := &b.q[j]
+		p := func(k int) archsimd.Int32x8 {
+			return ax.DotProductPairsSaturated(archsimd.LoadInt8x32Array(&y[k]).MulSign(xv)).DotProductPairs(ones)
+		}
+		s := hsum8x8(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7))
+		lo = lo.Add(s.ConvertToFloat32().Mul(d.Mul(archsimd.LoadFloat32x8Array((*[8]float32)(b.fy[j][:8])))))
+		if !both {
+			continue
+		}
+		s = hsum8x8(p(8), p(9), p(10), p(11), p(12), p(13), p(14), p(15))
+		hi = hi.Add(s.ConvertToFloat32().Mul(d.Mul(archsimd.LoadFloat32x8Array((*[8]float32)(b.fy[j][8:])))))
+	}
+	return lo, hi
+}
