@@ -2,6 +2,212 @@
 
 package quant
 
-// The native AVX2 DotRowsN kernels of the K-quants.
+import (
+	"encoding/binary"
+	"math"
+	"simd/archsimd"
+)
 
-var dotRowsNQ4_K, dotRowsNQ6_K = eachRowQ4_K, eachRowQ6_K
+// The native AVX2 DotRowsN kernels of the K-quants (Q4_K, Q6_K against up
+// to MaxDotN Q8_K activations), bit-identical to Dot.
+//
+// Loop order: rows in groups of kGroupRows, and within a group block by
+// block, so that one block of every activation (16 × 292 bytes) stays in
+// L1 while it serves all the rows of the group (row by row, the whole
+// batch — 72 KB at 4096 columns — would stream from L2 for every row).
+// Each weight block is decoded once for all activations; kDots4 takes its
+// integer sums with four activations at a time.
+//
+// The activations are in the lanes of the float32 running sums: a row's
+// sums for eight activations are one vector, in the lane order of
+// kLaneAct, and one vector operation per block does the reference's
+// float32 work (the same IEEE operations, lane by lane) for eight of
+// them; the rows' terms are still added in block order.
+
+// kGroupRows is how many rows a K-quant DotRowsN kernel runs block by
+// block together.
+const kGroupRows = 16
+
+// kLaneAct is the activation (of eight) in each lane of a running-sum
+// vector: the order in which two hsum4x2x8 results of four activations
+// each come out of ConcatSubPairsGrouped.
+var kLaneAct = [8]int{0, 1, 4, 5, 2, 3, 6, 7}
+
+// kActs is a batch of Q8_K activations' block b: pointers to it, padded to
+// a multiple of four with the first activation (its lanes are dropped).
+type kActs struct {
+	y  [MaxDotN]*[q8_KBytes]byte
+	nq int // quads of activations
+}
+
+func (k *kActs) set(acts [][]byte, b int) {
+	for i := range k.nq * 4 {
+		a := acts[0]
+		if i < len(acts) {
+			a = acts[i]
+		}
+		k.y[i] = (*[q8_KBytes]byte)(a[b*q8_KBytes:])
+	}
+}
+
+// scale returns activation i's Q8_K scale.
+func (k *kActs) scale(i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(k.y[i][:]))
+}
+
+// kSums holds the running sums of a group of rows: sums[r][o] the row's
+// float32 sums of activations 8o..8o+7 in kLaneAct order.
+type kSums [kGroupRows][MaxDotN / 8]archsimd.Float32x8
+
+// store scatters the running sums of row r (the group's first row is
+// outs row at) to outs.
+func (s *kSums) store(outs [][]float32, r, at int) {
+	var v [MaxDotN]float32
+	for o := range MaxDotN / 8 {
+		s[r][o].StoreArray((*[8]float32)(v[8*o:]))
+	}
+	for i := range outs {
+		outs[i][at+r] = v[i&^7+kLaneAct[i&7]]
+	}
+}
+
+// dotRowsNQ4_K is dotQ4_K for rows × activations.
+func dotRowsNQ4_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	if !hasAVX2 || len(acts) < 4 || len(acts) > MaxDotN {
+		eachRowQ4_K(n, w, acts, outs, at)
+		return
+	}
+	nb := n / qkK
+	rb := nb * q4_KBytes
+	rows := len(w) / rb
+	m4 := archsimd.BroadcastUint8x32(0x0f)
+	var scm [8]archsimd.Int8x32
+	for k := range scm {
+		scm[k] = byteBroadcastShuffle(k)
+	}
+	mnm := archsimd.LoadInt8x32Array(&q4KMinShuffle)
+	var (
+		ya   kActs
+		sums kSums
+		q    [8]archsimd.Uint8x32
+		sc   [8]archsimd.Int16x16
+		p    [MaxDotN]archsimd.Int32x8
+		yd   [MaxDotN / 4]archsimd.Float32x8 // quad j's scales, each twice
+	)
+	ya.nq = (len(acts) + 3) / 4
+	no := (ya.nq + 1) / 2 // octets
+	for r0 := 0; r0 < rows; r0 += kGroupRows {
+		g := min(kGroupRows, rows-r0)
+		clear(sums[:g])
+		for b := range nb {
+			ya.set(acts, b)
+			for j := range ya.nq {
+				var v archsimd.Float32x4
+				v = v.SetElem(0, ya.scale(4*j)).SetElem(1, ya.scale(4*j+1)).SetElem(2, ya.scale(4*j+2)).SetElem(3, ya.scale(4*j+3))
+				u := v.AsUint32x4()
+				yd[j] = yd[j].AsUint32x8().SetLo(u.InterleaveLo(u)).SetHi(u.InterleaveHi(u)).AsFloat32x8()
+			}
+			for r := range g {
+				x := (*[q4_KBytes]byte)(w[(r0+r)*rb+b*q4_KBytes:])
+				for k := range 4 {
+					v := load32((*[32]byte)(x[16+32*k:]))
+					q[2*k], q[2*k+1] = v.And(m4), v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
+				}
+				scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
+				scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
+				for k := range sc {
+					sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
+				}
+				mins := archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+				for j := range ya.nq {
+					p[4*j], p[4*j+1], p[4*j+2], p[4*j+3] = kDots4(&q, &sc, mins, ya.y[4*j], ya.y[4*j+1], ya.y[4*j+2], ya.y[4*j+3])
+				}
+				// lanes 2j, 2j+1: d, dmin (as dotQ4_K: fp16 times the activation's scale)
+				h := binary.LittleEndian.Uint32(x[:])
+				f := archsimd.BroadcastUint64x4(uint64(math.Float32bits(halfToFloat(uint16(h)))) | uint64(math.Float32bits(halfToFloat(uint16(h>>16))))<<32).AsFloat32x8()
+				for o := range no {
+					ja, jb := 2*o, min(2*o+1, ya.nq-1)
+					ta := f.Mul(yd[ja]).Mul(hsum4x2x8(p[4*ja], p[4*ja+1], p[4*ja+2], p[4*ja+3]).ConvertToFloat32())
+					tb := f.Mul(yd[jb]).Mul(hsum4x2x8(p[4*jb], p[4*jb+1], p[4*jb+2], p[4*jb+3]).ConvertToFloat32())
+					// float32(d*isum) - float32(dmin*summ) of each activation
+					sums[r][o] = sums[r][o].Add(ta.ConcatSubPairsGrouped(tb))
+				}
+			}
+		}
+		for r := range g {
+			sums.store(outs, r, at+r0)
+		}
+	}
+}
+
+// dotRowsNQ6_K is dotQ6_K for rows × activations.
+func dotRowsNQ6_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	if !hasAVX2 || len(acts) < 4 || len(acts) > MaxDotN {
+		eachRowQ6_K(n, w, acts, outs, at)
+		return
+	}
+	nb := n / qkK
+	rb := nb * q6_KBytes
+	rows := len(w) / rb
+	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
+	scm := q6KScaleShuffles()
+	shift := archsimd.LoadUint32x8Array(&q6KOffsetShift)
+	var (
+		ya   kActs
+		sums kSums
+		q    [8]archsimd.Uint8x32
+		sc   [8]archsimd.Int16x16
+		p    [MaxDotN]archsimd.Int32x8
+		yd   [MaxDotN / 8]archsimd.Float32x8 // octet o's scales in kLaneAct order
+	)
+	ya.nq = (len(acts) + 3) / 4
+	no := (ya.nq + 1) / 2
+	for r0 := 0; r0 < rows; r0 += kGroupRows {
+		g := min(kGroupRows, rows-r0)
+		clear(sums[:g])
+		for b := range nb {
+			ya.set(acts, b)
+			for o := range no {
+				s := func(i int) float32 { return ya.scale(min(8*o+i, 4*ya.nq-1)) }
+				var lo, hi archsimd.Float32x4
+				lo = lo.SetElem(0, s(0)).SetElem(1, s(1)).SetElem(2, s(4)).SetElem(3, s(5))
+				hi = hi.SetElem(0, s(2)).SetElem(1, s(3)).SetElem(2, s(6)).SetElem(3, s(7))
+				yd[o] = yd[o].SetLo(lo).SetHi(hi)
+			}
+			for r := range g {
+				x := (*[q6_KBytes]byte)(w[(r0+r)*rb+b*q6_KBytes:])
+				scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16()
+				for h := range 2 {
+					a, c := load32((*[32]byte)(x[64*h:])), load32((*[32]byte)(x[64*h+32:]))
+					hb := load32((*[32]byte)(x[128+32*h:])).ReshapeToUint16s()
+					q[4*h] = a.And(m4).Or(hb.ShiftAllLeft(4).AsUint8x32().And(m30))
+					q[4*h+1] = c.And(m4).Or(hb.ShiftAllLeft(2).AsUint8x32().And(m30))
+					q[4*h+2] = a.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.AsUint8x32().And(m30))
+					q[4*h+3] = c.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(2).AsUint8x32().And(m30))
+					s := scv.ConcatPermute128Scalars(0, 0, scv)
+					if h == 1 {
+						s = scv.ConcatPermute128Scalars(1, 1, scv)
+					}
+					for k := range 4 {
+						sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
+					}
+				}
+				for j := range ya.nq {
+					p[4*j], p[4*j+1], p[4*j+2], p[4*j+3] = kDots4(&q, &sc, scv, ya.y[4*j], ya.y[4*j+1], ya.y[4*j+2], ya.y[4*j+3])
+				}
+				d := archsimd.BroadcastFloat32x8(halfToFloat(binary.LittleEndian.Uint16(x[208:])))
+				for o := range no {
+					ja, jb := 2*o, min(2*o+1, ya.nq-1)
+					// lanes 2j, 2j+1: the sum and 32·Σ scale·bsum of activation j
+					sa := hsum4x2x8(p[4*ja], p[4*ja+1], p[4*ja+2], p[4*ja+3]).ShiftLeft(shift)
+					sb := hsum4x2x8(p[4*jb], p[4*jb+1], p[4*jb+2], p[4*jb+3]).ShiftLeft(shift)
+					isum := sa.ConcatSubPairsGrouped(sb)
+					sums[r][o] = sums[r][o].Add(d.Mul(yd[o]).Mul(isum.ConvertToFloat32()))
+				}
+			}
+		}
+		for r := range g {
+			sums.store(outs, r, at+r0)
+		}
+	}
+}
