@@ -37,7 +37,10 @@ const rowsMaxBlocks = 512
 // float32 already and a row's chain of additions is a block of 256.
 var dotRowsQ4_K, dotRowsQ6_K func(n int, w, act []byte, out []float32)
 
-// dotRowsQ4_0 is dotQ4_0 over consecutive rows.
+// dotRowsQ4_0 is dotQ4_0 over consecutive rows. The activation is laid
+// out once per call for q4_0RowTerms (q4_0Group), whose vectors hold two
+// blocks each: block j in the low 128-bit half and block j+4 in the high
+// half, so that one VPMADDUBSW multiplies 32 nibbles of two blocks.
 func dotRowsQ4_0(n int, w, act []byte, out []float32) {
 	nb := n / qk
 	rowBytes := nb * q4_0Bytes
@@ -47,27 +50,15 @@ func dotRowsQ4_0(n int, w, act []byte, out []float32) {
 	}
 	act = act[:nb*q8_0Bytes]
 	w = w[:len(out)*rowBytes]
-	// the activation's scales and, per block, 8·Σy (the -8 of the nibbles)
-	var (
-		fy [rowsMaxBlocks]float32
-		sy [rowsMaxBlocks]int32
-	)
-	eight, ones := archsimd.BroadcastUint8x32(8), archsimd.BroadcastInt16x16(1)
-	for g := 0; g < nb; g += 8 {
-		yg := (*[8 * q8_0Bytes]byte)(act[g*q8_0Bytes:])
-		d := func(j int) archsimd.Int32x8 {
-			return eight.DotProductPairsSaturated(load32((*[32]byte)(yg[q8_0Bytes*j+2:])).BitsToInt8()).DotProductPairs(ones)
-		}
-		hsum8x8(d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7)).StoreArray((*[8]int32)(sy[g:]))
-		for j := range 8 {
-			fy[g+j] = FP16ToFP32(binary.LittleEndian.Uint16(yg[q8_0Bytes*j:]))
-		}
+	var yp [rowsMaxBlocks / 8]q4_0Group
+	for g := range nb / 8 {
+		yp[g].set((*[8 * q8_0Bytes]byte)(act[g*8*q8_0Bytes:]))
 	}
 	var terms [8][rowsMaxBlocks]float32 // eight rows' block terms
 	r := 0
 	for ; r+8 <= len(out); r += 8 {
 		for k := range 8 {
-			q4_0RowTerms(w[(r+k)*rowBytes:(r+k+1)*rowBytes], act, fy[:], sy[:], terms[k][:nb])
+			q4_0RowTerms(w[(r+k)*rowBytes:(r+k+1)*rowBytes], yp[:nb/8], terms[k][:nb])
 		}
 		addRows8((*[8]float32)(out[r:]), &terms, nb)
 	}
@@ -76,35 +67,65 @@ func dotRowsQ4_0(n int, w, act []byte, out []float32) {
 	}
 }
 
+// q4_0Group is a group of eight Q8_0 activation blocks laid out for
+// q4_0RowTerms.
+type q4_0Group struct {
+	// for p < 4: quants 0..15 of blocks p and p+4 (32 bytes), then their
+	// quants 16..31 (32 bytes)
+	q  [8 * 32]byte
+	fy [8]float32 // the blocks' scales
+	sy [8]int32   // 8·Σ of the blocks' quants (the -8 of the nibbles)
+}
+
+// set lays out the eight blocks yg.
+func (yp *q4_0Group) set(yg *[8 * q8_0Bytes]byte) {
+	eight, ones := archsimd.BroadcastUint8x32(8), archsimd.BroadcastInt16x16(1)
+	d := func(j int) archsimd.Int32x8 {
+		return eight.DotProductPairsSaturated(load32((*[32]byte)(yg[q8_0Bytes*j+2:])).BitsToInt8()).DotProductPairs(ones)
+	}
+	hsum8x8(d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7)).StoreArray(&yp.sy)
+	for j := range 8 {
+		yp.fy[j] = FP16ToFP32(binary.LittleEndian.Uint16(yg[q8_0Bytes*j:]))
+	}
+	for p := range 4 {
+		dst := yp.q[64*p:]
+		a, b := yg[q8_0Bytes*p+2:], yg[q8_0Bytes*(p+4)+2:]
+		copy(dst[0:16], a[0:16])
+		copy(dst[16:32], b[0:16])
+		copy(dst[32:48], a[16:32])
+		copy(dst[48:64], b[16:32])
+	}
+}
+
 // q4_0RowTerms sets p[b] to the term of block b of the row x and the
-// activation y, float32(isum)·float32(dx·dy) as the reference computes it
-// (fy the blocks' dy, sy their 8·Σy), for b < len(p), a multiple of 8.
-// Each group of eight blocks goes through slices advanced by constant
-// offsets, so the loads take constant offsets from one pointer.
-func q4_0RowTerms(x, y []byte, fy []float32, sy []int32, p []float32) {
-	m4 := archsimd.BroadcastUint8x16(0x0f)
-	ones := archsimd.BroadcastInt16x8(1)
-	for len(p) >= 8 {
-		xg, yg := (*[8 * q4_0Bytes]byte)(x), (*[8 * q8_0Bytes]byte)(y)
-		// block j's pair sums of q·y in int16 lanes (|·| ≤ 2·3840)
-		d := func(j int) archsimd.Int16x8 {
-			q := load16((*[16]byte)(xg[q4_0Bytes*j+2:]))
-			lo := q.And(m4).DotProductPairsSaturated(load16((*[16]byte)(yg[q8_0Bytes*j+2:])).BitsToInt8())
-			hi := q.ReshapeToUint16s().ShiftAllRight(4).ReshapeToUint8s().And(m4).DotProductPairsSaturated(load16((*[16]byte)(yg[q8_0Bytes*j+18:])).BitsToInt8())
+// activation yp, float32(isum)·float32(dx·dy) as the reference computes
+// it, for b < len(p) = 8·len(yp). The pair sums of two blocks' nibbles
+// and quants (|·| ≤ 2·15·128) are added in int16 lanes four at a time
+// (|·| ≤ 8·3840 < 2^15), then in pairs by VPMADDWD, which leaves a
+// group's blocks in lane order. Not inlined: the loads take constant
+// offsets from pointers kept in registers.
+//
+//go:noinline
+func q4_0RowTerms(x []byte, yp []q4_0Group, p []float32) {
+	m4, ones := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastInt16x16(1)
+	for len(yp) > 0 {
+		xg, y, pg := (*[8 * q4_0Bytes]byte)(x), &yp[0], (*[8]float32)(p)
+		// blocks j and j+4
+		d := func(j int) archsimd.Int16x16 {
+			var q archsimd.Uint8x32
+			q = q.SetLo(load16((*[16]byte)(xg[q4_0Bytes*j+2:]))).SetHi(load16((*[16]byte)(xg[q4_0Bytes*(j+4)+2:])))
+			lo := q.And(m4).DotProductPairsSaturated(load32((*[32]byte)(y.q[64*j:])).BitsToInt8())
+			hi := q.ReshapeToUint16s().ShiftAllRight(4).ReshapeToUint8s().And(m4).DotProductPairsSaturated(load32((*[32]byte)(y.q[64*j+32:])).BitsToInt8())
 			return lo.Add(hi)
 		}
-		// two pairwise additions keep |·| ≤ 4·7680 < 2^15; VPMADDWD with
-		// ones then gives each block's sum in an int32 lane
-		a := d(0).ConcatAddPairs(d(1)).ConcatAddPairs(d(2).ConcatAddPairs(d(3))).DotProductPairs(ones)
-		b := d(4).ConcatAddPairs(d(5)).ConcatAddPairs(d(6).ConcatAddPairs(d(7))).DotProductPairs(ones)
-		var s archsimd.Int32x8
-		s = s.SetLo(a).SetHi(b).Sub(archsimd.LoadInt32x8Array((*[8]int32)(sy)))
-		fx, ok := halvesToFloats(q4_0Halves8(xg))
+		u := d(0).ConcatAddPairsGrouped(d(1)).ConcatAddPairsGrouped(d(2).ConcatAddPairsGrouped(d(3)))
+		s := u.DotProductPairs(ones).Sub(archsimd.LoadInt32x8Array(&y.sy))
+		fx, ok := halvesToFloats(q4_0HalvesVec(xg))
 		if !ok { // a zero, subnormal, infinite or NaN scale
 			fx = rowsHalves(xg[:], q4_0Bytes)
 		}
-		s.ConvertToFloat32().Mul(fx.Mul(archsimd.LoadFloat32x8Array((*[8]float32)(fy)))).StoreArray((*[8]float32)(p))
-		x, y, fy, sy, p = x[8*q4_0Bytes:], y[8*q8_0Bytes:], fy[8:], sy[8:], p[8:]
+		s.ConvertToFloat32().Mul(fx.Mul(archsimd.LoadFloat32x8Array(&y.fy))).StoreArray(pg)
+		x, yp, p = x[8*q4_0Bytes:], yp[1:], p[8:]
 	}
 }
 
@@ -239,4 +260,14 @@ func addColumns4(acc archsimd.Float32x4, p0, p1, p2, p3 archsimd.Float32x8) arch
 	c37 := t1.ConcatPermuteScalarsGrouped(2, 3, 6, 7, t3)
 	acc = acc.Add(c04.GetLo()).Add(c15.GetLo()).Add(c26.GetLo()).Add(c37.GetLo())
 	return acc.Add(c04.GetHi()).Add(c15.GetHi()).Add(c26.GetHi()).Add(c37.GetHi())
+}
+
+// q4_0HalvesVec is q4_0Halves8 with vector loads and interleaves (no
+// scalar work): the 16 bytes from each block's start hold its scale in
+// the first word.
+func q4_0HalvesVec(g *[8 * q4_0Bytes]byte) archsimd.Uint32x8 {
+	h := func(j int) archsimd.Uint16x8 { return load16((*[16]byte)(g[q4_0Bytes*j:])).AsUint16x8() }
+	a := h(0).InterleaveLo(h(1)).AsUint32x4().InterleaveLo(h(2).InterleaveLo(h(3)).AsUint32x4())
+	b := h(4).InterleaveLo(h(5)).AsUint32x4().InterleaveLo(h(6).InterleaveLo(h(7)).AsUint32x4())
+	return a.AsUint64x2().InterleaveLo(b.AsUint64x2()).AsUint16x8().ExtendToUint32()
 }
