@@ -91,11 +91,10 @@ func dotRowsNQ4_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 		sums kSums
 		q    [8]archsimd.Uint8x32
 		sc   [8]archsimd.Int16x16
-		p    [MaxDotN]archsimd.Int32x8
 		yd   [MaxDotN / 4]archsimd.Float32x8 // quad j's scales, each twice
 	)
-	ya.nq = (len(acts) + 3) / 4
-	no := (ya.nq + 1) / 2 // octets
+	ya.nq = (len(acts) + 7) / 8 * 2
+	no := ya.nq / 2 // octets
 	for r0 := 0; r0 < rows; r0 += kGroupRows {
 		g := min(kGroupRows, rows-r0)
 		clear(sums[:g])
@@ -119,16 +118,13 @@ func dotRowsNQ4_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 					sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
 				}
 				mins := archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
-				for j := range ya.nq {
-					p[4*j], p[4*j+1], p[4*j+2], p[4*j+3] = kDots4(&q, &sc, mins, ya.y[4*j], ya.y[4*j+1], ya.y[4*j+2], ya.y[4*j+3])
-				}
 				// lanes 2j, 2j+1: d, dmin (as dotQ4_K: fp16 times the activation's scale)
 				h := binary.LittleEndian.Uint32(x[:])
 				f := archsimd.BroadcastUint64x4(uint64(math.Float32bits(halfToFloat(uint16(h)))) | uint64(math.Float32bits(halfToFloat(uint16(h>>16))))<<32).AsFloat32x8()
 				for o := range no {
-					ja, jb := 2*o, min(2*o+1, ya.nq-1)
-					ta := f.Mul(yd[ja]).Mul(hsum4x2x8(p[4*ja], p[4*ja+1], p[4*ja+2], p[4*ja+3]).ConvertToFloat32())
-					tb := f.Mul(yd[jb]).Mul(hsum4x2x8(p[4*jb], p[4*jb+1], p[4*jb+2], p[4*jb+3]).ConvertToFloat32())
+					s0, s1 := kDots8(&q, &sc, mins, (*[8]*[q8_KBytes]byte)(ya.y[8*o:]))
+					ta := f.Mul(yd[2*o]).Mul(s0.ConvertToFloat32())
+					tb := f.Mul(yd[2*o+1]).Mul(s1.ConvertToFloat32())
 					// float32(d*isum) - float32(dmin*summ) of each activation
 					sums[r][o] = sums[r][o].Add(ta.ConcatSubPairsGrouped(tb))
 				}
@@ -157,11 +153,10 @@ func dotRowsNQ6_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 		sums kSums
 		q    [8]archsimd.Uint8x32
 		sc   [8]archsimd.Int16x16
-		p    [MaxDotN]archsimd.Int32x8
 		yd   [MaxDotN / 8]archsimd.Float32x8 // octet o's scales in kLaneAct order
 	)
-	ya.nq = (len(acts) + 3) / 4
-	no := (ya.nq + 1) / 2
+	ya.nq = (len(acts) + 7) / 8 * 2
+	no := ya.nq / 2
 	for r0 := 0; r0 < rows; r0 += kGroupRows {
 		g := min(kGroupRows, rows-r0)
 		clear(sums[:g])
@@ -192,16 +187,11 @@ func dotRowsNQ6_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 						sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
 					}
 				}
-				for j := range ya.nq {
-					p[4*j], p[4*j+1], p[4*j+2], p[4*j+3] = kDots4(&q, &sc, scv, ya.y[4*j], ya.y[4*j+1], ya.y[4*j+2], ya.y[4*j+3])
-				}
 				d := archsimd.BroadcastFloat32x8(halfToFloat(binary.LittleEndian.Uint16(x[208:])))
 				for o := range no {
-					ja, jb := 2*o, min(2*o+1, ya.nq-1)
 					// lanes 2j, 2j+1: the sum and 32·Σ scale·bsum of activation j
-					sa := hsum4x2x8(p[4*ja], p[4*ja+1], p[4*ja+2], p[4*ja+3]).ShiftLeft(shift)
-					sb := hsum4x2x8(p[4*jb], p[4*jb+1], p[4*jb+2], p[4*jb+3]).ShiftLeft(shift)
-					isum := sa.ConcatSubPairsGrouped(sb)
+					s0, s1 := kDots8(&q, &sc, scv, (*[8]*[q8_KBytes]byte)(ya.y[8*o:]))
+					isum := s0.ShiftLeft(shift).ConcatSubPairsGrouped(s1.ShiftLeft(shift))
 					sums[r][o] = sums[r][o].Add(d.Mul(yd[o]).Mul(isum.ConvertToFloat32()))
 				}
 			}
@@ -210,4 +200,34 @@ func dotRowsNQ6_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 			sums.store(outs, r, at+r0)
 		}
 	}
+}
+
+// kDots8 is kDots4 for eight activations' blocks y[0..7], its results
+// reduced as hsum4x2x8 does: lanes 2j, 2j+1 of s0 are activation j's two
+// sums (scaled sums, Σ bsums·mv), of s1 activation 4+j's.
+//
+//go:noinline
+func kDots8(q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, mv archsimd.Int16x16, y *[8]*[q8_KBytes]byte) (s0, s1 archsimd.Int32x8) {
+	y0, y1, y2, y3, y4, y5, y6, y7 := y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]
+	var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Int32x8
+	step := func(k int) { // sub-block k, written out below (constant offsets)
+		qk, sk := q[k], sc[k]
+		d := func(y *[q8_KBytes]byte) archsimd.Int32x8 {
+			return qk.DotProductPairsSaturated(load32((*[32]byte)(y[4+32*k:])).BitsToInt8()).DotProductPairs(sk)
+		}
+		a0, a1, a2, a3 = a0.Add(d(y0)), a1.Add(d(y1)), a2.Add(d(y2)), a3.Add(d(y3))
+		a4, a5, a6, a7 = a4.Add(d(y4)), a5.Add(d(y5)), a6.Add(d(y6)), a7.Add(d(y7))
+	}
+	step(0)
+	step(1)
+	step(2)
+	step(3)
+	step(4)
+	step(5)
+	step(6)
+	step(7)
+	f := func(acc archsimd.Int32x8, y *[q8_KBytes]byte) archsimd.Int32x8 {
+		return acc.ConcatAddPairsGrouped(load32((*[32]byte)(y[4+qkK:])).AsInt16x16().DotProductPairs(mv))
+	}
+	return hsum4x2x8(f(a0, y0), f(a1, y1), f(a2, y2), f(a3, y3)), hsum4x2x8(f(a4, y4), f(a5, y5), f(a6, y6), f(a7, y7))
 }
