@@ -18,6 +18,11 @@ import (
 // lane k holds activation k's sum; the activations' scales (and Q4_0's
 // 8·Σy) are prepared once per call in the same [block][activation] layout,
 // and each weight block is decoded once per row for all activations.
+//
+// On CPUs with AVX512-VNNI the rows go to matmul_vnni_amd64.s instead: its
+// VPDPBUSD adds four u8·s8 products to an int32 lane, exactly, so a row's
+// quants (made unsigned) meet the activations in a transposed layout and
+// every lane's sum comes out in place, with no horizontal additions.
 
 // batchBlocks is how many blocks of the activations a DotRowsN kernel
 // prepares at a time (2048 columns of Q8_0: 36 KB, in L1 with a row's
@@ -35,67 +40,146 @@ type batchQ8_0 struct {
 	sy [batchBlocks][MaxDotN]int32
 }
 
-// prepare fills b with blocks [j0, j0+nb) of the activations acts; with
-// sums, 8·Σy too. It reports false if an activation quant is -128
-// (VPSIGNB of -128 overflows; quantizeQ8_0 never makes one).
-func (b *batchQ8_0) prepare(acts [][]byte, j0, nb int, sums bool) bool {
+// How prepare lays out the activations, for which kernel.
+const (
+	prepQ4_0  = iota // q[j][i] the quants, sy 8·Σy (q4_0RowN16)
+	prepQ8_0         // q[j][i] the quants, no -128 (q8_0RowN16)
+	prepVNNI4        // transposed, sy 8·Σy (q4_0RowVNNI)
+	prepVNNI8        // transposed, sy 128·Σy (q8_0RowVNNI)
+)
+
+// prepare fills b with blocks [j0, j0+nb) of the activations acts, laid
+// out for kind. In the transposed layout (VNNI), vector 8·(i/8)+e of block
+// j holds quants 4e..4e+3 of activation i in dword i%8. For prepQ8_0 it
+// reports false if an activation quant is -128 (VPSIGNB of -128 overflows;
+// quantizeQ8_0 never makes one).
+func (b *batchQ8_0) prepare(acts [][]byte, j0, nb, kind int) bool {
 	m128 := archsimd.BroadcastInt8x32(-128)
-	eight, ones := archsimd.BroadcastUint8x32(8), archsimd.BroadcastInt16x16(1)
+	ones := archsimd.BroadcastInt16x16(1)
+	off := archsimd.BroadcastUint8x32(8)
+	if kind == prepVNNI8 {
+		off = archsimd.BroadcastUint8x32(128) // VPMADDUBSW's pairs stay below 2^15 in magnitude
+	}
 	last := len(acts) - 1
 	for i := range MaxDotN {
-		if i > last {
-			for j := range nb {
-				b.q[j][i], b.fy[j][i], b.sy[j][i] = b.q[j][last], b.fy[j][last], b.sy[j][last]
-			}
-			continue
-		}
-		a := acts[i][j0*q8_0Bytes : (j0+nb)*q8_0Bytes]
+		a := acts[min(i, last)][j0*q8_0Bytes : (j0+nb)*q8_0Bytes]
 		for j := range nb {
 			y := (*[q8_0Bytes]byte)(a[j*q8_0Bytes:])
 			v := load32((*[32]byte)(y[2:])).BitsToInt8()
-			if !sums && v.Equal(m128).ToBits() != 0 {
-				return false
-			}
-			v.StoreArray(&b.q[j][i])
 			b.fy[j][i] = FP16ToFP32(binary.LittleEndian.Uint16(y[:]))
-			if sums {
-				b.sy[j][i] = hsum8(eight.DotProductPairsSaturated(v).DotProductPairs(ones))
+			switch kind {
+			case prepQ8_0:
+				if v.Equal(m128).ToBits() != 0 {
+					return false
+				}
+				v.StoreArray(&b.q[j][i])
+				continue
+			case prepQ4_0:
+				v.StoreArray(&b.q[j][i])
+			default:
+				t := &b.q[j]
+				for e := range 8 {
+					d := (*[4]int8)(t[i/8*8+e][i%8*4:])
+					d[0], d[1], d[2], d[3] = int8(y[2+4*e]), int8(y[3+4*e]), int8(y[4+4*e]), int8(y[5+4*e])
+				}
 			}
+			// Σ off·y (with off 128 a pair sum is at most 2·128·127 and at
+			// least -2^15: VPMADDUBSW does not saturate)
+			b.sy[j][i] = hsum8(off.DotProductPairsSaturated(v).DotProductPairs(ones))
 		}
 	}
 	return true
 }
 
+// hasVNNI: the CPU has AVX512-VNNI (and AVX512VL), for matmul_vnni_amd64.s.
+var hasVNNI = archsimd.X86.AVX512VNNI() // fixed at start-up, never written again
+
 // dotRowsNQ4_0 is dotQ4_0 for rows × activations.
 func dotRowsNQ4_0(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kind := prepQ4_0
+	if hasVNNI {
+		kind = prepVNNI4
+	}
+	matMulQ8_0Acts(kind, n, w, acts, outs, at)
+}
+
+// dotRowsNQ8_0 is dotQ8_0 for rows × activations. Without VNNI, when no
+// activation quant is -128 (always, for activations quantized by
+// quantizeQ8_0), a block's products are VPMADDUBSW's of |x| and y·sign(x):
+// each pair sum is at most 2·128·127 in magnitude, clear of saturation.
+func dotRowsNQ8_0(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kind := prepQ8_0
+	if hasVNNI {
+		kind = prepVNNI8
+	}
+	matMulQ8_0Acts(kind, n, w, acts, outs, at)
+}
+
+// matMulQ8_0Acts runs the DotRowsN kernel of the weight type and
+// instructions kind stands for (Q4_0 weights for prepQ4_0 and prepVNNI4,
+// Q8_0 for the others) over the rows of w, in spans of batchBlocks blocks.
+func matMulQ8_0Acts(kind, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	nb := n / qk
-	rowBytes := nb * q4_0Bytes
+	size := q8_0Bytes
+	if kind == prepQ4_0 || kind == prepVNNI4 {
+		size = q4_0Bytes
+	}
+	rowBytes := nb * size
 	if !hasAVX2 || len(acts) == 0 {
-		eachRowQ4_0(n, w, acts, outs, at)
+		if size == q4_0Bytes {
+			eachRowQ4_0(n, w, acts, outs, at)
+		} else {
+			eachRowQ8_0(n, w, acts, outs, at)
+		}
 		return
 	}
 	var b batchQ8_0
 	for j0 := 0; j0 < nb; j0 += batchBlocks {
 		m := min(batchBlocks, nb-j0)
-		b.prepare(acts, j0, m, true)
+		if !b.prepare(acts, j0, m, kind) {
+			eachRowQ8_0(n, w, acts, outs, at) // (overwrites every sum made so far)
+			return
+		}
 		for r := 0; (r+1)*rowBytes <= len(w); r++ {
-			x := w[r*rowBytes+j0*q4_0Bytes : r*rowBytes+(j0+m)*q4_0Bytes]
+			x := w[r*rowBytes+j0*size : r*rowBytes+(j0+m)*size]
 			var sums [MaxDotN]float32
 			if j0 > 0 {
 				for i := range acts {
 					sums[i] = outs[i][at+r]
 				}
 			}
-			lo, hi := archsimd.LoadFloat32x8Array((*[8]float32)(sums[:8])), archsimd.LoadFloat32x8Array((*[8]float32)(sums[8:]))
-			lo, hi = q4_0RowN16(lo, hi, x, &b, len(acts) > 8)
-			lo.StoreArray((*[8]float32)(sums[:8]))
-			hi.StoreArray((*[8]float32)(sums[8:]))
+			switch kind {
+			case prepVNNI4:
+				q4_0RowVNNI(&x[0], m, &b, &sums)
+			case prepVNNI8:
+				q8_0RowVNNI(&x[0], m, &b, &sums)
+			default:
+				lo, hi := archsimd.LoadFloat32x8Array((*[8]float32)(sums[:8])), archsimd.LoadFloat32x8Array((*[8]float32)(sums[8:]))
+				if kind == prepQ4_0 {
+					lo, hi = q4_0RowN16(lo, hi, x, &b, len(acts) > 8)
+				} else {
+					lo, hi = q8_0RowN16(lo, hi, x, &b, len(acts) > 8)
+				}
+				lo.StoreArray((*[8]float32)(sums[:8]))
+				hi.StoreArray((*[8]float32)(sums[8:]))
+			}
 			for i := range acts {
 				outs[i][at+r] = sums[i]
 			}
 		}
 	}
 }
+
+// q4_0RowVNNI and q8_0RowVNNI (matmul_vnni_amd64.s) add to acc the terms
+// of the nb blocks of the row at x and of the sixteen activations of b
+// (prepared as prepVNNI4, prepVNNI8), block by block, as q4_0RowN16 and
+// q8_0RowN16 do.
+//
+//go:noescape
+func q4_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32)
+
+//go:noescape
+func q8_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32)
 
 // q4_0RowN16 returns lo and hi plus, in lane k, the terms of the blocks
 // of the Q4_0 row x and of activation k (lo) and 8+k (hi) of b, added one
@@ -127,43 +211,6 @@ func q4_0RowN16(lo, hi archsimd.Float32x8, x []byte, b *batchQ8_0, both bool) (a
 		hi = hi.Add(s.ConvertToFloat32().Mul(d.Mul(archsimd.LoadFloat32x8Array((*[8]float32)(b.fy[j][8:])))))
 	}
 	return lo, hi
-}
-
-// dotRowsNQ8_0 is dotQ8_0 for rows × activations. When no activation
-// quant is -128 (always, for activations quantized by quantizeQ8_0), a
-// block's products are VPMADDUBSW's of |x| and y·sign(x): each pair sum is
-// at most 2·128·127 in magnitude, clear of saturation.
-func dotRowsNQ8_0(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	nb := n / qk
-	rowBytes := nb * q8_0Bytes
-	if !hasAVX2 || len(acts) == 0 {
-		eachRowQ8_0(n, w, acts, outs, at)
-		return
-	}
-	var b batchQ8_0
-	for j0 := 0; j0 < nb; j0 += batchBlocks {
-		m := min(batchBlocks, nb-j0)
-		if !b.prepare(acts, j0, m, false) {
-			eachRowQ8_0(n, w, acts, outs, at) // (overwrites every sum made so far)
-			return
-		}
-		for r := 0; (r+1)*rowBytes <= len(w); r++ {
-			x := w[r*rowBytes+j0*q8_0Bytes : r*rowBytes+(j0+m)*q8_0Bytes]
-			var sums [MaxDotN]float32
-			if j0 > 0 {
-				for i := range acts {
-					sums[i] = outs[i][at+r]
-				}
-			}
-			lo, hi := archsimd.LoadFloat32x8Array((*[8]float32)(sums[:8])), archsimd.LoadFloat32x8Array((*[8]float32)(sums[8:]))
-			lo, hi = q8_0RowN16(lo, hi, x, &b, len(acts) > 8)
-			lo.StoreArray((*[8]float32)(sums[:8]))
-			hi.StoreArray((*[8]float32)(sums[8:]))
-			for i := range acts {
-				outs[i][at+r] = sums[i]
-			}
-		}
-	}
 }
 
 // q8_0RowN16 is q4_0RowN16 for a Q8_0 row x (no quant of b is -128).

@@ -14,11 +14,20 @@ import (
 // may take a fast path only for what the quantiser produces); some blocks
 // get a zero, subnormal, infinite or NaN scale.
 func TestMatMul(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 13))
-	specials := []uint16{0, 0x0001, 0x03ff, 0x7c00, 0xfc00, 0x7e00}
 	for _, typ := range dotTypes() {
 		tr := TraitsOf(typ)
-		at := TraitsOf(tr.VecDotType)
+		checkMatMul(t, typ, tr.MatMul)
+	}
+}
+
+// checkMatMul runs TestMatMul's cases through matMul, a MatMul of typ.
+func checkMatMul(t *testing.T, typ Type, matMul func(n int, w []byte, acts [][]byte, outs [][]float32, at int)) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(13, uint64(typ)))
+	specials := []uint16{0, 0x0001, 0x03ff, 0x7c00, 0xfc00, 0x7e00}
+	tr := TraitsOf(typ)
+	at := TraitsOf(tr.VecDotType)
+	{
 		for iter := range 48 {
 			nb := []int{1, 2, 3, 4, 5, 8, 9, 16, 24, 64, 65, 130}[iter%12]
 			if tr.BlockSize == 1 {
@@ -57,7 +66,7 @@ func TestMatMul(t *testing.T) {
 				outs[i] = make([]float32, at0+rows+2)
 				outs[i][at0+rows] = 42
 			}
-			tr.MatMul(n, w, acts, outs, at0)
+			matMul(n, w, acts, outs, at0)
 			for i := range acts {
 				for r := range rows {
 					got, want := outs[i][at0+r], tr.Dot(n, w[r*rowBytes:(r+1)*rowBytes], acts[i])
@@ -69,7 +78,7 @@ func TestMatMul(t *testing.T) {
 					t.Fatalf("%v: MatMul wrote outside rows [%d, %d)", typ, at0, at0+rows)
 				}
 			}
-			if n := testing.AllocsPerRun(3, func() { tr.MatMul(n, w, acts, outs, at0) }); n != 0 {
+			if n := testing.AllocsPerRun(3, func() { matMul(n, w, acts, outs, at0) }); n != 0 {
 				t.Fatalf("%v: MatMul allocates %v times", typ, n)
 			}
 		}
