@@ -37,7 +37,7 @@ const (
 func quantizeQ8_0CPU(dst []byte, src []float32) {
 	for b := 0; b < len(src)/actBlock; b++ {
 		blk := dst[b*q8_0Bytes : (b+1)*q8_0Bytes]
-		d, _ := quantizeBlockCPU(blk[2:], src[b*actBlock:(b+1)*actBlock])
+		d, _ := quantizeBlockVec(blk[2:], src[b*actBlock:(b+1)*actBlock])
 		binary.LittleEndian.PutUint16(blk, quant.FP32ToFP16(d))
 	}
 }
@@ -47,7 +47,7 @@ func quantizeQ8_0CPU(dst []byte, src []float32) {
 func quantizeQ8_1CPU(dst []byte, src []float32) {
 	for b := 0; b < len(src)/actBlock; b++ {
 		blk := dst[b*q8_1Bytes : (b+1)*q8_1Bytes]
-		d, sum := quantizeBlockCPU(blk[4:], src[b*actBlock:(b+1)*actBlock])
+		d, sum := quantizeBlockVec(blk[4:], src[b*actBlock:(b+1)*actBlock])
 		binary.LittleEndian.PutUint16(blk, quant.FP32ToFP16(d))
 		binary.LittleEndian.PutUint16(blk[2:], quant.FP32ToFP16(d*float32(sum)))
 	}

@@ -20,3 +20,7 @@ func swiglu(gate, up []float32) { swigluRef(gate, up) }
 
 // roundFP16 sets x[i] = fp16(x[i]·scale).
 func roundFP16(x []float32, scale float32) { roundFP16Ref(x, scale) }
+
+// quantizeBlockVec quantizes a 32-block of activations (see
+// quantizeBlockCPU).
+func quantizeBlockVec(qs []byte, x []float32) (d float32, sum int32) { return quantizeBlockCPU(qs, x) }

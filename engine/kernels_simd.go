@@ -155,3 +155,7 @@ func roundFP16(x []float32, scale float32) {
 	}
 	roundFP16Ref(x[i:], scale)
 }
+
+// quantizeBlockVec quantizes a 32-block of activations (see
+// quantizeBlockCPU).
+func quantizeBlockVec(qs []byte, x []float32) (d float32, sum int32) { return quantizeBlockCPU(qs, x) }
