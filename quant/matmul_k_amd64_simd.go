@@ -73,6 +73,15 @@ func (s *kSums) store(outs [][]float32, r, at int) {
 
 // dotRowsNQ4_K is dotQ4_K for rows × activations.
 func dotRowsNQ4_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	if hasVNNI && len(acts) > 0 {
+		q4KMatMulVNNI(n, w, acts, outs, at)
+		return
+	}
+	q4KMatMulAVX2(n, w, acts, outs, at)
+}
+
+// q4KMatMulAVX2 is dotRowsNQ4_K on a CPU without AVX512-VNNI.
+func q4KMatMulAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	if !hasAVX2 || len(acts) < 4 || len(acts) > MaxDotN {
 		eachRowQ4_K(n, w, acts, outs, at)
 		return
