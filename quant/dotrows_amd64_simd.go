@@ -12,8 +12,9 @@ import (
 //
 // Two things make them faster than Dot row by row. The activation is
 // prepared once per call: its fp16 block scales are widened to float32 into
-// a stack array (and, for Q4_0, its 8·Σy block sums computed), so a row
-// converts only its own scales. And eight (Q8_0: four) rows' running sums
+// a stack array (and, for Q4_0, its 8·Σy block sums computed and its quants
+// laid out as the row kernel's vectors take them), so a row converts only
+// its own scales. And eight (Q8_0: four) rows' running sums
 // are added together, each in a float32 lane: a row's terms must be added
 // one by one in block order (the reference's running sum, a chain of
 // dependent additions that takes longer than a block's integer work), and
@@ -29,12 +30,14 @@ import (
 // last len(out)%8 (%4) rows go through Dot.
 
 // rowsMaxBlocks bounds the blocks of a row a DotRows kernel keeps on its
-// stack (Q4_0, Q8_0: 16384 columns; the activation's scales and the rows'
-// terms take 10 to 20 KB).
+// stack (Q4_0, Q8_0: 16384 columns; the activation's layout and the rows'
+// terms take 10 to 40 KB).
 const rowsMaxBlocks = 512
 
 // No DotRows kernels for the K-quants: their activations' scales are
-// float32 already and a row's chain of additions is a block of 256.
+// float32 already and a row's chain of additions is a block of 256 (an
+// eight-rows kernel sharing the chain, as below, measured no faster than
+// Dot per row: the blocks' integer work dominates).
 var dotRowsQ4_K, dotRowsQ6_K func(n int, w, act []byte, out []float32)
 
 // dotRowsQ4_0 is dotQ4_0 over consecutive rows. The activation is laid
