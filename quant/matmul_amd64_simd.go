@@ -148,11 +148,15 @@ func matMulQ8_0Acts(kind, n int, w []byte, acts [][]byte, outs [][]float32, at i
 					sums[i] = outs[i][at+r]
 				}
 			}
+			next := x // the next row's span, to prefetch
+			if (r+2)*rowBytes <= len(w) {
+				next = w[(r+1)*rowBytes+j0*size:]
+			}
 			switch kind {
 			case prepVNNI4:
-				q4_0RowVNNI(&x[0], m, &b, &sums)
+				q4_0RowVNNI(&x[0], m, &b, &sums, &next[0])
 			case prepVNNI8:
-				q8_0RowVNNI(&x[0], m, &b, &sums)
+				q8_0RowVNNI(&x[0], m, &b, &sums, &next[0])
 			default:
 				lo, hi := archsimd.LoadFloat32x8Array((*[8]float32)(sums[:8])), archsimd.LoadFloat32x8Array((*[8]float32)(sums[8:]))
 				if kind == prepQ4_0 {
@@ -173,13 +177,14 @@ func matMulQ8_0Acts(kind, n int, w []byte, acts [][]byte, outs [][]float32, at i
 // q4_0RowVNNI and q8_0RowVNNI (matmul_vnni_amd64.s) add to acc the terms
 // of the nb blocks of the row at x and of the sixteen activations of b
 // (prepared as prepVNNI4, prepVNNI8), block by block, as q4_0RowN16 and
-// q8_0RowN16 do.
+// q8_0RowN16 do, and prefetch the blocks at next (the next row's: without
+// it, the loads of each row's first blocks wait on memory).
 //
 //go:noescape
-func q4_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32)
+func q4_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32, next *byte)
 
 //go:noescape
-func q8_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32)
+func q8_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32, next *byte)
 
 // q4_0RowN16 returns lo and hi plus, in lane k, the terms of the blocks
 // of the Q4_0 row x and of activation k (lo) and 8+k (hi) of b, added one

@@ -23,9 +23,11 @@ func TestMatMulKernels(t *testing.T) {
 		{"Q4_0/AVX2", Q4_0, q8_0Acts(prepQ4_0), false},
 		{"Q8_0/AVX2", Q8_0, q8_0Acts(prepQ8_0), false},
 		{"Q4_K/AVX2", Q4_K, q4KMatMulAVX2, false},
+		{"Q6_K/AVX2", Q6_K, q6KMatMulAVX2, false},
 		{"Q4_0/VNNI", Q4_0, q8_0Acts(prepVNNI4), true},
 		{"Q8_0/VNNI", Q8_0, q8_0Acts(prepVNNI8), true},
 		{"Q4_K/VNNI", Q4_K, q4KMatMulVNNI, true},
+		{"Q6_K/VNNI", Q6_K, q6KMatMulVNNI, true},
 	}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {

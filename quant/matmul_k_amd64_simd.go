@@ -147,6 +147,15 @@ func q4KMatMulAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 
 // dotRowsNQ6_K is dotQ6_K for rows × activations.
 func dotRowsNQ6_K(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	if hasVNNI && len(acts) > 0 {
+		q6KMatMulVNNI(n, w, acts, outs, at)
+		return
+	}
+	q6KMatMulAVX2(n, w, acts, outs, at)
+}
+
+// q6KMatMulAVX2 is dotRowsNQ6_K on a CPU without AVX512-VNNI.
+func q6KMatMulAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	if !hasAVX2 || len(acts) < 4 || len(acts) > MaxDotN {
 		eachRowQ6_K(n, w, acts, outs, at)
 		return

@@ -14,7 +14,7 @@
 //
 // register use:
 //	SI weight block, DI its prepared quants, R8 bsums, R9 scales (yd),
-//	R10 the block's rowQ4_K, CX blocks left, DX acc
+//	R10 the block's rowQ4_K, CX blocks left, DX acc, R11 the next row's block
 //	Y0, Y1 running sums of activations 0..7, 8..15
 //	Y2..Y9 a sub-block's quants, broadcast; Y10, Y11 integer sums
 //	Y12 scratch, Y13 0x0f bytes, Y14, Y15 isum of activations 0..7, 8..15,
@@ -122,13 +122,14 @@
 	VSUBPS Y11, Y10, Y10; \
 	VADDPS Y10, acc, acc
 
-// func q4_KRowVNNI(x *byte, nb int, rk *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32)
-TEXT ·q4_KRowVNNI(SB), NOSPLIT, $0-40
+// func q4_KRowVNNI(x *byte, nb int, rk *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+TEXT ·q4_KRowVNNI(SB), NOSPLIT, $0-48
 	MOVQ x+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ rk+16(FP), R10
 	MOVQ b+24(FP), DI
 	MOVQ acc+32(FP), DX
+	MOVQ next+40(FP), R11
 	LEAQ batchQ8_K_bs(DI), R8
 	LEAQ batchQ8_K_yd(DI), R9
 	ADDQ $batchQ8_K_q, DI
@@ -137,6 +138,9 @@ TEXT ·q4_KRowVNNI(SB), NOSPLIT, $0-40
 	TESTQ CX, CX
 	JZ q4kdone
 q4kblock:
+	PREFETCHT0 (R11) // the next row's block, for the Go side's next call
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
 	MOVL $0x0f0f0f0f, AX
 	MOVD AX, X13
 	VPBROADCASTD X13, Y13
@@ -175,6 +179,7 @@ q4kblock:
 	TERMS(0, Y14, Y16, Y0)
 	TERMS(1, Y15, Y17, Y1)
 	ADDQ $const_q4_KBytes, SI
+	ADDQ $const_q4_KBytes, R11
 	ADDQ $rowQ4_K__size, R10
 	ADDQ $QBLOCK, DI
 	ADDQ $BSBLOCK, R8
@@ -182,6 +187,121 @@ q4kblock:
 	DECQ CX
 	JNZ q4kblock
 q4kdone:
+	VMOVDQU Y0, (DX)
+	VMOVDQU Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+// The Q6_K rows (reference: dotQ6_KRef). The block comes decoded (rowQ6_K:
+// quants + 32 in element order, scales) from the Go side. Per 32 quants v
+// (sub-blocks 2v, 2v+1 of 16): VPDPBUSD of dwords 0..3 and 4..7 with the
+// activations gives each sub-block's Σq·y, times its scale (VPMULLD),
+// summed: Σ sc·q·y; the -32 of the quants is Σ sc·32·bsum (VPMADDWD of the
+// bsums pairs with the scale pairs). Then sum += float32(d·yd)·isum.
+//
+// register use: as q4_KRowVNNI, R10 the block's rowQ6_K; Y16, Y17 Σ sc·bsum.
+
+// Q6QUANTS(v) broadcasts dwords 0..7 of the decoded quants 32v.. to Y2..Y9.
+#define Q6QUANTS(v) \
+	VPBROADCASTD (rowQ6_K_q+32*v)(R10), Y2; \
+	VPBROADCASTD (rowQ6_K_q+32*v+4)(R10), Y3; \
+	VPBROADCASTD (rowQ6_K_q+32*v+8)(R10), Y4; \
+	VPBROADCASTD (rowQ6_K_q+32*v+12)(R10), Y5; \
+	VPBROADCASTD (rowQ6_K_q+32*v+16)(R10), Y6; \
+	VPBROADCASTD (rowQ6_K_q+32*v+20)(R10), Y7; \
+	VPBROADCASTD (rowQ6_K_q+32*v+24)(R10), Y8; \
+	VPBROADCASTD (rowQ6_K_q+32*v+28)(R10), Y9
+
+// Q6DOTS(v, g, isum) adds sub-blocks 2v and 2v+1's Σq·y of activations
+// 8g.., times their scales, to isum.
+#define Q6DOTS(v, g, isum) \
+	VPXOR Y10, Y10, Y10; \
+	VPXOR Y11, Y11, Y11; \
+	VPDPBUSD ((g*64+8*v)*32)(DI), Y2, Y10; \
+	VPDPBUSD ((g*64+8*v+4)*32)(DI), Y6, Y11; \
+	VPDPBUSD ((g*64+8*v+1)*32)(DI), Y3, Y10; \
+	VPDPBUSD ((g*64+8*v+5)*32)(DI), Y7, Y11; \
+	VPDPBUSD ((g*64+8*v+2)*32)(DI), Y4, Y10; \
+	VPDPBUSD ((g*64+8*v+6)*32)(DI), Y8, Y11; \
+	VPDPBUSD ((g*64+8*v+3)*32)(DI), Y5, Y10; \
+	VPDPBUSD ((g*64+8*v+7)*32)(DI), Y9, Y11; \
+	MOVBQSX (rowQ6_K_sc+2*v)(R10), AX; \
+	VPBROADCASTD AX, Y12; \
+	VPMULLD Y12, Y10, Y10; \
+	MOVBQSX (rowQ6_K_sc+2*v+1)(R10), AX; \
+	VPBROADCASTD AX, Y12; \
+	VPMULLD Y12, Y11, Y11; \
+	VPADDD Y11, Y10, Y10; \
+	VPADDD Y10, isum, isum
+
+#define Q6QUARTER(v) \
+	Q6QUANTS(v); \
+	Q6DOTS(v, 0, Y14); \
+	Q6DOTS(v, 1, Y15)
+
+// Q6TERMS(g, isum, offs, acc) adds float32(d·yd)·(isum - 32·offs) of
+// activations 8g.. to acc (Y12: the weights' d, broadcast).
+#define Q6TERMS(g, isum, offs, acc) \
+	VPSLLD $5, offs, offs; \
+	VPSUBD offs, isum, isum; \
+	VMULPS (g*32)(R9), Y12, Y10; \
+	VCVTDQ2PS isum, isum; \
+	VMULPS isum, Y10, Y10; \
+	VADDPS Y10, acc, acc
+
+// func q6_KRowVNNI(x *byte, nb int, rq *[kSpan]rowQ6_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+TEXT ·q6_KRowVNNI(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ rq+16(FP), R10
+	MOVQ b+24(FP), DI
+	MOVQ acc+32(FP), DX
+	MOVQ next+40(FP), R11
+	LEAQ batchQ8_K_bs(DI), R8
+	LEAQ batchQ8_K_yd(DI), R9
+	ADDQ $batchQ8_K_q, DI
+	VMOVDQU (DX), Y0
+	VMOVDQU 32(DX), Y1
+	TESTQ CX, CX
+	JZ q6kdone
+q6kblock:
+	PREFETCHT0 (R11) // the next row's block, for the Go side's next call
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	VPXOR Y14, Y14, Y14
+	VPXOR Y15, Y15, Y15
+	Q6QUARTER(0)
+	Q6QUARTER(1)
+	Q6QUARTER(2)
+	Q6QUARTER(3)
+	Q6QUARTER(4)
+	Q6QUARTER(5)
+	Q6QUARTER(6)
+	Q6QUARTER(7)
+	VPBROADCASTD (rowQ6_K_scp)(R10), Y2
+	VPBROADCASTD (rowQ6_K_scp+4)(R10), Y3
+	VPBROADCASTD (rowQ6_K_scp+8)(R10), Y4
+	VPBROADCASTD (rowQ6_K_scp+12)(R10), Y5
+	VPBROADCASTD (rowQ6_K_scp+16)(R10), Y6
+	VPBROADCASTD (rowQ6_K_scp+20)(R10), Y7
+	VPBROADCASTD (rowQ6_K_scp+24)(R10), Y8
+	VPBROADCASTD (rowQ6_K_scp+28)(R10), Y9
+	MINS(0, Y16)
+	MINS(1, Y17)
+	VPBROADCASTW 208(SI), X12 // d (VCVTPH2PS: exact, as FP16ToFP32)
+	VCVTPH2PS X12, Y12
+	Q6TERMS(0, Y14, Y16, Y0)
+	Q6TERMS(1, Y15, Y17, Y1)
+	ADDQ $const_q6_KBytes, SI
+	ADDQ $const_q6_KBytes, R11
+	ADDQ $rowQ6_K__size, R10
+	ADDQ $QBLOCK, DI
+	ADDQ $BSBLOCK, R8
+	ADDQ $YDBLOCK, R9
+	DECQ CX
+	JNZ q6kblock
+q6kdone:
 	VMOVDQU Y0, (DX)
 	VMOVDQU Y1, 32(DX)
 	VZEROUPPER

@@ -5,9 +5,10 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"simd/archsimd"
 )
 
-// The AVX512-VNNI DotRowsN kernel of Q4_K (on CPUs with it; the AVX2 one in
+// The AVX512-VNNI DotRowsN kernels of Q4_K and Q6_K (on CPUs with it; the AVX2 ones in
 // matmul_k_amd64_simd.go otherwise), with its rows in
 // matmul_kvnni_amd64.s. As for Q4_0 (matmul_amd64_simd.go), the
 // activations are prepared once per span in a transposed layout, and the
@@ -79,7 +80,11 @@ func q4KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 					sums[i] = outs[i][at+r]
 				}
 			}
-			q4_KRowVNNI(&x[0], m, &rk, &b, &sums)
+			next := x // the next row's span, to prefetch
+			if (r+2)*rowBytes <= len(w) {
+				next = w[(r+1)*rowBytes+j0*q4_KBytes:]
+			}
+			q4_KRowVNNI(&x[0], m, &rk, &b, &sums, &next[0])
 			for i := range acts {
 				outs[i][at+r] = sums[i]
 			}
@@ -89,7 +94,77 @@ func q4KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 
 // q4_KRowVNNI (matmul_kvnni_amd64.s) adds to acc the terms of the nb
 // blocks of the Q4_K row at x (their scales in rk) and of the sixteen
-// activations of b, block by block, as dotQ4_K adds them.
+// activations of b, block by block, as dotQ4_K adds them. It prefetches
+// the blocks at next (the next row's).
 //
 //go:noescape
-func q4_KRowVNNI(x *byte, nb int, rk *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32)
+func q4_KRowVNNI(x *byte, nb int, rk *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+
+// rowQ6_K is a Q6_K block as q6_KRowVNNI takes it: its quants unsigned
+// (q+32, 0..63) in element order, its sixteen scales, and the scales in
+// int16 pairs (2s, 2s+1), to meet the bsums pairs of batchQ8_K.bs.
+type rowQ6_K struct {
+	q   [qkK]uint8
+	sc  [16]int8
+	scp [8]uint32
+}
+
+// q6KMatMulVNNI is dotRowsNQ6_K on a CPU with AVX512-VNNI.
+func q6KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	nb := n / qkK
+	rowBytes := nb * q6_KBytes
+	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
+	var (
+		b  batchQ8_K
+		rq [kSpan]rowQ6_K
+	)
+	for j0 := 0; j0 < nb; j0 += kSpan {
+		m := min(kSpan, nb-j0)
+		b.prepare(acts, j0, m)
+		for r := 0; (r+1)*rowBytes <= len(w); r++ {
+			x := w[r*rowBytes+j0*q6_KBytes : r*rowBytes+(j0+m)*q6_KBytes]
+			for j := range m {
+				xb := (*[q6_KBytes]byte)(x[j*q6_KBytes:])
+				q := &rq[j].q
+				for h := range 2 {
+					// elements 128h+32k.. (see q6KQuant): low bits from the
+					// nibbles of ql, high bits 2k.. of qh
+					a, c := load32((*[32]byte)(xb[64*h:])), load32((*[32]byte)(xb[64*h+32:]))
+					hb := load32((*[32]byte)(xb[128+32*h:])).ReshapeToUint16s()
+					a.And(m4).Or(hb.ShiftAllLeft(4).AsUint8x32().And(m30)).StoreArray((*[32]uint8)(q[128*h:]))
+					c.And(m4).Or(hb.ShiftAllLeft(2).AsUint8x32().And(m30)).StoreArray((*[32]uint8)(q[128*h+32:]))
+					a.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.AsUint8x32().And(m30)).StoreArray((*[32]uint8)(q[128*h+64:]))
+					c.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(2).AsUint8x32().And(m30)).StoreArray((*[32]uint8)(q[128*h+96:]))
+				}
+				for s := range 16 {
+					rq[j].sc[s] = int8(xb[192+s])
+				}
+				for s := range 8 {
+					rq[j].scp[s] = uint32(uint16(int16(int8(xb[192+2*s])))) | uint32(uint16(int16(int8(xb[193+2*s]))))<<16
+				}
+			}
+			var sums [MaxDotN]float32
+			if j0 > 0 {
+				for i := range acts {
+					sums[i] = outs[i][at+r]
+				}
+			}
+			next := x // the next row's span, to prefetch
+			if (r+2)*rowBytes <= len(w) {
+				next = w[(r+1)*rowBytes+j0*q6_KBytes:]
+			}
+			q6_KRowVNNI(&x[0], m, &rq, &b, &sums, &next[0])
+			for i := range acts {
+				outs[i][at+r] = sums[i]
+			}
+		}
+	}
+}
+
+// q6_KRowVNNI (matmul_kvnni_amd64.s) adds to acc the terms of the nb
+// blocks of the Q6_K row at x (decoded in rq) and of the sixteen
+// activations of b, block by block, as dotQ6_K adds them, and prefetches
+// the blocks at next.
+//
+//go:noescape
+func q6_KRowVNNI(x *byte, nb int, rq *[kSpan]rowQ6_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)

@@ -21,7 +21,7 @@
 //
 // register use:
 //	SI weight block, DI its prepared activations, R8 their scales (fy),
-//	R9 their offset sums (sy), CX blocks left, DX acc
+//	R9 their offset sums (sy), CX blocks left, DX acc, R10 the next row's block
 //	Y0, Y1 running sums of activations 0..7, 8..15
 //	Y2..Y9 the block's quants, broadcast; Y10, Y11 integer sums
 //	Y12 dx, Y13 dx·dy, Y14 0x0f or 0x80 bytes
@@ -57,17 +57,19 @@
 // NEXT moves to the next block (bytes: the weight block's size).
 #define NEXT(bytes) \
 	ADDQ $bytes, SI; \
+	ADDQ $bytes, R10; \
 	ADDQ $BATCH_BLOCK, DI; \
 	ADDQ $SCALES, R8; \
 	ADDQ $SCALES, R9; \
 	DECQ CX
 
-// func q4_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32)
-TEXT ·q4_0RowVNNI(SB), NOSPLIT, $0-32
+// func q4_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32, next *byte)
+TEXT ·q4_0RowVNNI(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ b+16(FP), DI
 	MOVQ acc+24(FP), DX
+	MOVQ next+32(FP), R10
 	MOVQ DI, R8
 	ADDQ $batchQ8_0_fy, R8
 	MOVQ DI, R9
@@ -80,6 +82,7 @@ TEXT ·q4_0RowVNNI(SB), NOSPLIT, $0-32
 	TESTQ CX, CX
 	JZ q40done
 q40block:
+	PREFETCHT0 (R10) // the next row's block (the blocks are smaller than a line)
 	SCALE(0)
 	// the nibbles: bytes 4e..4e+3 (low, e < 4) and their high nibbles
 	VPBROADCASTD 2(SI), Y2
@@ -108,12 +111,13 @@ q40done:
 	VZEROUPPER
 	RET
 
-// func q8_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32)
-TEXT ·q8_0RowVNNI(SB), NOSPLIT, $0-32
+// func q8_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32, next *byte)
+TEXT ·q8_0RowVNNI(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ b+16(FP), DI
 	MOVQ acc+24(FP), DX
+	MOVQ next+32(FP), R10
 	MOVQ DI, R8
 	ADDQ $batchQ8_0_fy, R8
 	MOVQ DI, R9
@@ -126,6 +130,7 @@ TEXT ·q8_0RowVNNI(SB), NOSPLIT, $0-32
 	TESTQ CX, CX
 	JZ q80done
 q80block:
+	PREFETCHT0 (R10) // the next row's block (the blocks are smaller than a line)
 	SCALE(0)
 	// the quants + 128 (the sign bit flipped)
 	VPBROADCASTD 2(SI), Y2
