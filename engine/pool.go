@@ -94,10 +94,15 @@ func (p *pool) work(j *job) {
 
 // minRowsPerChunk keeps tiny matrices on one goroutine, where handing rows
 // out would cost more than computing them; chunksPerThread is how finely a
-// product is cut for balancing.
+// product is cut for balancing. A batch (prefill) is cut more coarsely: a
+// DotRowsN kernel prepares the batch's activations once per chunk, which
+// costs about as much as 16 rows (quant.Traits.MatMul), and each chunk is
+// long enough that balancing needs fewer of them.
 const (
-	minRowsPerChunk = 16
-	chunksPerThread = 8
+	minRowsPerChunk      = 16
+	chunksPerThread      = 8
+	minRowsPerBatchChunk = 64
+	batchChunksPerThread = 2
 )
 
 // run computes the product j over the pool.
@@ -109,6 +114,8 @@ func (p *pool) run(j job) {
 		return
 	case j.each != nil:
 		j.chunk = 1
+	case j.outs != nil:
+		j.chunk = max(minRowsPerBatchChunk, (rows+p.threads*batchChunksPerThread-1)/(p.threads*batchChunksPerThread))
 	default:
 		j.chunk = max(minRowsPerChunk, (rows+p.threads*chunksPerThread-1)/(p.threads*chunksPerThread))
 	}
