@@ -25,15 +25,15 @@ import (
 // every lane's sum comes out in place, with no horizontal additions.
 
 // batchBlocks is how many blocks of the activations a DotRowsN kernel
-// prepares at a time (2048 columns of Q8_0: 36 KB, in L1 with a row's
-// blocks); longer rows are done in spans of batchBlocks blocks, each row's
+// prepares at a time (2048 columns: 40 KB; spans of 32 blocks measured no
+// faster); longer rows are done in spans of batchBlocks blocks, each row's
 // running sums kept in outs between spans.
 const batchBlocks = 64
 
 // batchQ8_0 holds a span of a batch of Q8_0 activations prepared for the
-// DotRowsN kernels: block j of activation i has its quants at q[j][i], its
-// scale at fy[j][i] and 8·Σy at sy[j][i]; lanes past the batch repeat its
-// last activation.
+// DotRowsN kernels: block j of activation i has its quants at q[j][i] (or
+// transposed, see prepare), its scale at fy[j][i] and the Σy its kernel
+// needs at sy[j][i]; lanes past the batch repeat its last activation.
 type batchQ8_0 struct {
 	q  [batchBlocks][MaxDotN][qk]int8
 	fy [batchBlocks][MaxDotN]float32
