@@ -38,7 +38,43 @@ const rowsMaxBlocks = 512
 // float32 already and a row's chain of additions is a block of 256 (an
 // eight-rows kernel sharing the chain, as below, measured no faster than
 // Dot per row: the blocks' integer work dominates).
-var dotRowsQ4_K, dotRowsQ6_K func(n int, w, act []byte, out []float32)
+var dotRowsQ6_K func(n int, w, act []byte, out []float32)
+
+// dotRowsQ4_K is dotQ4_K over consecutive rows, in q4_kRows
+// (q4_k_rows_amd64.s): the same operations, without dotQ4_K's per-block
+// calls and spills.
+func dotRowsQ4_K(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	if !hasAVX2 || nb == 0 || len(out) == 0 {
+		dotRows(dotQ4_K, n, nb*q4_KBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*nb*q4_KBytes], act[:nb*q8_KBytes]
+	q4_KRows(nb, &w[0], &act[0], &out[0], len(out), &q4KRowsConsts)
+}
+
+// q4_KRows sets out[r] to the dot of row r of the Q4_K rows at w (nb
+// blocks each) with the Q8_K activation y, for r < rows.
+//
+//go:noescape
+func q4_KRows(nb int, w, y *byte, out *float32, rows int, k *[10][32]byte)
+
+// q4KRowsConsts are q4_KRows's constants: the VPSHUFB patterns putting
+// scale k in every int16 lane (k < 8), q4KMinShuffle, the nibble mask.
+var q4KRowsConsts = func() (t [10][32]byte) {
+	for k := range 8 {
+		for i := range 16 {
+			t[k][2*i], t[k][2*i+1] = byte(k), 0xff
+		}
+	}
+	for i, v := range q4KMinShuffle {
+		t[8][i] = byte(v)
+	}
+	for i := range t[9] {
+		t[9][i] = 0x0f
+	}
+	return t
+}()
 
 // dotRowsQ4_0 is dotQ4_0 over consecutive rows. The activation is laid
 // out once per call for q4_0RowTerms (q4_0Group), whose vectors hold two
