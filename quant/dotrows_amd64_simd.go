@@ -34,13 +34,46 @@ import (
 // terms take 10 to 40 KB).
 const rowsMaxBlocks = 512
 
-// No DotRows kernels for the K-quants: their activations' scales are
-// float32 already and a row's chain of additions is a block of 256 (an
-// eight-rows kernel sharing the chain, as below, measured no faster than
-// Dot per row: the blocks' integer work dominates).
-var dotRowsQ6_K func(n int, w, act []byte, out []float32)
+// The K-quants' DotRows kernels are Dot per row in hand-written assembly:
+// their activations' scales are float32 already and a row's chain of
+// additions is a block of 256 (an eight-rows kernel sharing the chain, as
+// below, measured no faster than Dot per row: the blocks' integer work
+// dominates); in archsimd that work paid for a call and spilled vectors
+// per block.
 
-// dotRowsQ4_K is dotQ4_K over consecutive rows, in q4_kRows
+// dotRowsQ6_K is dotQ6_K over consecutive rows, in q6_KRows
+// (q6_k_rows_amd64.s), as dotRowsQ4_K.
+func dotRowsQ6_K(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	if !hasAVX2 || nb == 0 || len(out) == 0 {
+		dotRows(dotQ6_K, n, nb*q6_KBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*nb*q6_KBytes], act[:nb*q8_KBytes]
+	q6_KRows(nb, &w[0], &act[0], &out[0], len(out), &q6KRowsConsts)
+}
+
+// q6_KRows sets out[r] to the dot of row r of the Q6_K rows at w (nb
+// blocks each) with the Q8_K activation y, for r < rows.
+//
+//go:noescape
+func q6_KRows(nb int, w, y *byte, out *float32, rows int, k *[6][32]byte)
+
+// q6KRowsConsts are q6_KRows's constants: q6KScaleShuffle, the low-nibble
+// mask and the mask of the two high bits.
+var q6KRowsConsts = func() (t [6][32]byte) {
+	for k := range 4 {
+		for i, v := range q6KScaleShuffle[k] {
+			t[k][i] = byte(v)
+		}
+	}
+	for i := range 32 {
+		t[4][i], t[5][i] = 0x0f, 0x30
+	}
+	return t
+}()
+
+// dotRowsQ4_K is dotQ4_K over consecutive rows, in q4_KRows
 // (q4_k_rows_amd64.s): the same operations, without dotQ4_K's per-block
 // calls and spills.
 func dotRowsQ4_K(n int, w, act []byte, out []float32) {
