@@ -42,7 +42,7 @@ const rowsMaxBlocks = 512
 // per block.
 
 // dotRowsQ6_K is dotQ6_K over consecutive rows, in q6_KRows
-// (q6_k_rows_amd64.s), as dotRowsQ4_K.
+// (k_rows_amd64.s), as dotRowsQ4_K.
 func dotRowsQ6_K(n int, w, act []byte, out []float32) {
 	nb := n / qkK
 	if !hasAVX2 || nb == 0 || len(out) == 0 {
@@ -74,7 +74,7 @@ var q6KRowsConsts = func() (t [6][32]byte) {
 }()
 
 // dotRowsQ4_K is dotQ4_K over consecutive rows, in q4_KRows
-// (q4_k_rows_amd64.s): the same operations, without dotQ4_K's per-block
+// (k_rows_amd64.s): the same operations, without dotQ4_K's per-block
 // calls and spills.
 func dotRowsQ4_K(n int, w, act []byte, out []float32) {
 	nb := n / qkK

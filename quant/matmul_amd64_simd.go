@@ -142,21 +142,12 @@ func matMulQ8_0Acts(kind, n int, w []byte, acts [][]byte, outs [][]float32, at i
 		}
 		for r := 0; (r+1)*rowBytes <= len(w); r++ {
 			x := w[r*rowBytes+j0*size : r*rowBytes+(j0+m)*size]
-			var sums [MaxDotN]float32
-			if j0 > 0 {
-				for i := range acts {
-					sums[i] = outs[i][at+r]
-				}
-			}
-			next := x // the next row's span, to prefetch
-			if (r+2)*rowBytes <= len(w) {
-				next = w[(r+1)*rowBytes+j0*size:]
-			}
+			sums := spanSums(outs, at+r, j0)
 			switch kind {
 			case prepVNNI4:
-				q4_0RowVNNI(&x[0], m, &b, &sums, &next[0])
+				q4_0RowVNNI(&x[0], m, &b, &sums, nextSpan(w, r, rowBytes, j0*size))
 			case prepVNNI8:
-				q8_0RowVNNI(&x[0], m, &b, &sums, &next[0])
+				q8_0RowVNNI(&x[0], m, &b, &sums, nextSpan(w, r, rowBytes, j0*size))
 			default:
 				lo, hi := archsimd.LoadFloat32x8Array((*[8]float32)(sums[:8])), archsimd.LoadFloat32x8Array((*[8]float32)(sums[8:]))
 				if kind == prepQ4_0 {
@@ -167,11 +158,38 @@ func matMulQ8_0Acts(kind, n int, w []byte, acts [][]byte, outs [][]float32, at i
 				lo.StoreArray((*[8]float32)(sums[:8]))
 				hi.StoreArray((*[8]float32)(sums[8:]))
 			}
-			for i := range acts {
-				outs[i][at+r] = sums[i]
-			}
+			putSums(outs, at+r, &sums)
 		}
 	}
+}
+
+// spanSums returns row r's running sums for a span of its blocks starting
+// at block j0: zero for the first, else what the spans before it left in
+// outs[i][r].
+func spanSums(outs [][]float32, r, j0 int) (sums [MaxDotN]float32) {
+	if j0 > 0 {
+		for i := range outs {
+			sums[i] = outs[i][r]
+		}
+	}
+	return sums
+}
+
+// putSums sets outs[i][r] to sums[i].
+func putSums(outs [][]float32, r int, sums *[MaxDotN]float32) {
+	for i := range outs {
+		outs[i][r] = sums[i]
+	}
+}
+
+// nextSpan returns where row r+1's span (at byte off of a row) starts in w,
+// for a kernel to prefetch while it runs row r's (row r's own on the last
+// row).
+func nextSpan(w []byte, r, rowBytes, off int) *byte {
+	if (r+2)*rowBytes <= len(w) {
+		r++
+	}
+	return &w[r*rowBytes+off]
 }
 
 // q4_0RowVNNI and q8_0RowVNNI (matmul_vnni_amd64.s) add to acc the terms

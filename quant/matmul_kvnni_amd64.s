@@ -122,19 +122,39 @@
 	VSUBPS Y11, Y10, Y10; \
 	VADDPS Y10, acc, acc
 
-// func q4_KRowVNNI(x *byte, nb int, rk *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
-TEXT ·q4_KRowVNNI(SB), NOSPLIT, $0-48
-	MOVQ x+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ rk+16(FP), R10
-	MOVQ b+24(FP), DI
-	MOVQ acc+32(FP), DX
-	MOVQ next+40(FP), R11
-	LEAQ batchQ8_K_bs(DI), R8
-	LEAQ batchQ8_K_yd(DI), R9
-	ADDQ $batchQ8_K_q, DI
-	VMOVDQU (DX), Y0
+// KSTART loads a row's arguments (as q4_KRowVNNI takes them) and its
+// running sums; KNEXT(bytes, rowsize) moves every pointer to the next block
+// (bytes: the weight block's size, rowsize: its decoded form's) and counts
+// it; KEND stores the running sums.
+#define KSTART \
+	MOVQ x+0(FP), SI; \
+	MOVQ nb+8(FP), CX; \
+	MOVQ rb+16(FP), R10; \
+	MOVQ b+24(FP), DI; \
+	MOVQ acc+32(FP), DX; \
+	MOVQ next+40(FP), R11; \
+	LEAQ batchQ8_K_bs(DI), R8; \
+	LEAQ batchQ8_K_yd(DI), R9; \
+	ADDQ $batchQ8_K_q, DI; \
+	VMOVDQU (DX), Y0; \
 	VMOVDQU 32(DX), Y1
+#define KNEXT(bytes, rowsize) \
+	ADDQ $bytes, SI; \
+	ADDQ $bytes, R11; \
+	ADDQ $rowsize, R10; \
+	ADDQ $QBLOCK, DI; \
+	ADDQ $BSBLOCK, R8; \
+	ADDQ $YDBLOCK, R9; \
+	DECQ CX
+#define KEND \
+	VMOVDQU Y0, (DX); \
+	VMOVDQU Y1, 32(DX); \
+	VZEROUPPER; \
+	RET
+
+// func q4_KRowVNNI(x *byte, nb int, rb *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+TEXT ·q4_KRowVNNI(SB), NOSPLIT, $0-48
+	KSTART
 	TESTQ CX, CX
 	JZ q4kdone
 q4kblock:
@@ -178,19 +198,10 @@ q4kblock:
 	VCVTPH2PS X13, Y13
 	TERMS(0, Y14, Y16, Y0)
 	TERMS(1, Y15, Y17, Y1)
-	ADDQ $const_q4_KBytes, SI
-	ADDQ $const_q4_KBytes, R11
-	ADDQ $rowQ4_K__size, R10
-	ADDQ $QBLOCK, DI
-	ADDQ $BSBLOCK, R8
-	ADDQ $YDBLOCK, R9
-	DECQ CX
+	KNEXT(const_q4_KBytes, rowQ4_K__size)
 	JNZ q4kblock
 q4kdone:
-	VMOVDQU Y0, (DX)
-	VMOVDQU Y1, 32(DX)
-	VZEROUPPER
-	RET
+	KEND
 
 // The Q6_K rows (reference: dotQ6_KRef). The block comes decoded (rowQ6_K:
 // quants + 32 in element order, scales) from the Go side. Per 32 quants v
@@ -249,19 +260,9 @@ q4kdone:
 	VMULPS isum, Y10, Y10; \
 	VADDPS Y10, acc, acc
 
-// func q6_KRowVNNI(x *byte, nb int, rq *[kSpan]rowQ6_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+// func q6_KRowVNNI(x *byte, nb int, rb *[kSpan]rowQ6_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
 TEXT ·q6_KRowVNNI(SB), NOSPLIT, $0-48
-	MOVQ x+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ rq+16(FP), R10
-	MOVQ b+24(FP), DI
-	MOVQ acc+32(FP), DX
-	MOVQ next+40(FP), R11
-	LEAQ batchQ8_K_bs(DI), R8
-	LEAQ batchQ8_K_yd(DI), R9
-	ADDQ $batchQ8_K_q, DI
-	VMOVDQU (DX), Y0
-	VMOVDQU 32(DX), Y1
+	KSTART
 	TESTQ CX, CX
 	JZ q6kdone
 q6kblock:
@@ -293,16 +294,7 @@ q6kblock:
 	VCVTPH2PS X12, Y12
 	Q6TERMS(0, Y14, Y16, Y0)
 	Q6TERMS(1, Y15, Y17, Y1)
-	ADDQ $const_q6_KBytes, SI
-	ADDQ $const_q6_KBytes, R11
-	ADDQ $rowQ6_K__size, R10
-	ADDQ $QBLOCK, DI
-	ADDQ $BSBLOCK, R8
-	ADDQ $YDBLOCK, R9
-	DECQ CX
+	KNEXT(const_q6_KBytes, rowQ6_K__size)
 	JNZ q6kblock
 q6kdone:
-	VMOVDQU Y0, (DX)
-	VMOVDQU Y1, 32(DX)
-	VZEROUPPER
-	RET
+	KEND

@@ -74,31 +74,20 @@ func q4KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 				binary.LittleEndian.PutUint64(rk[j].sc[:], sc)
 				binary.LittleEndian.PutUint64(rk[j].mn[:], mn)
 			}
-			var sums [MaxDotN]float32
-			if j0 > 0 {
-				for i := range acts {
-					sums[i] = outs[i][at+r]
-				}
-			}
-			next := x // the next row's span, to prefetch
-			if (r+2)*rowBytes <= len(w) {
-				next = w[(r+1)*rowBytes+j0*q4_KBytes:]
-			}
-			q4_KRowVNNI(&x[0], m, &rk, &b, &sums, &next[0])
-			for i := range acts {
-				outs[i][at+r] = sums[i]
-			}
+			sums := spanSums(outs, at+r, j0)
+			q4_KRowVNNI(&x[0], m, &rk, &b, &sums, nextSpan(w, r, rowBytes, j0*q4_KBytes))
+			putSums(outs, at+r, &sums)
 		}
 	}
 }
 
 // q4_KRowVNNI (matmul_kvnni_amd64.s) adds to acc the terms of the nb
-// blocks of the Q4_K row at x (their scales in rk) and of the sixteen
+// blocks of the Q4_K row at x (their scales in rb) and of the sixteen
 // activations of b, block by block, as dotQ4_K adds them. It prefetches
 // the blocks at next (the next row's).
 //
 //go:noescape
-func q4_KRowVNNI(x *byte, nb int, rk *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+func q4_KRowVNNI(x *byte, nb int, rb *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
 
 // rowQ6_K is a Q6_K block as q6_KRowVNNI takes it: its quants unsigned
 // (q+32, 0..63) in element order, its sixteen scales, and the scales in
@@ -143,28 +132,17 @@ func q6KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 					rq[j].scp[s] = uint32(uint16(int16(int8(xb[192+2*s])))) | uint32(uint16(int16(int8(xb[193+2*s]))))<<16
 				}
 			}
-			var sums [MaxDotN]float32
-			if j0 > 0 {
-				for i := range acts {
-					sums[i] = outs[i][at+r]
-				}
-			}
-			next := x // the next row's span, to prefetch
-			if (r+2)*rowBytes <= len(w) {
-				next = w[(r+1)*rowBytes+j0*q6_KBytes:]
-			}
-			q6_KRowVNNI(&x[0], m, &rq, &b, &sums, &next[0])
-			for i := range acts {
-				outs[i][at+r] = sums[i]
-			}
+			sums := spanSums(outs, at+r, j0)
+			q6_KRowVNNI(&x[0], m, &rq, &b, &sums, nextSpan(w, r, rowBytes, j0*q6_KBytes))
+			putSums(outs, at+r, &sums)
 		}
 	}
 }
 
 // q6_KRowVNNI (matmul_kvnni_amd64.s) adds to acc the terms of the nb
-// blocks of the Q6_K row at x (decoded in rq) and of the sixteen
+// blocks of the Q6_K row at x (decoded in rb) and of the sixteen
 // activations of b, block by block, as dotQ6_K adds them, and prefetches
 // the blocks at next.
 //
 //go:noescape
-func q6_KRowVNNI(x *byte, nb int, rq *[kSpan]rowQ6_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+func q6_KRowVNNI(x *byte, nb int, rb *[kSpan]rowQ6_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)

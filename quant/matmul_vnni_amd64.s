@@ -63,22 +63,31 @@
 	ADDQ $SCALES, R9; \
 	DECQ CX
 
+// START(bytes) loads a row's arguments (as q4_0RowVNNI takes them), its
+// running sums and bytes (a constant) in every byte of Y14; END stores the
+// running sums.
+#define START(bytes) \
+	MOVQ x+0(FP), SI; \
+	MOVQ nb+8(FP), CX; \
+	MOVQ b+16(FP), DI; \
+	MOVQ acc+24(FP), DX; \
+	MOVQ next+32(FP), R10; \
+	LEAQ batchQ8_0_fy(DI), R8; \
+	LEAQ batchQ8_0_sy(DI), R9; \
+	VMOVDQU (DX), Y0; \
+	VMOVDQU 32(DX), Y1; \
+	MOVL $bytes, AX; \
+	MOVD AX, X14; \
+	VPBROADCASTD X14, Y14
+#define END \
+	VMOVDQU Y0, (DX); \
+	VMOVDQU Y1, 32(DX); \
+	VZEROUPPER; \
+	RET
+
 // func q4_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32, next *byte)
 TEXT ·q4_0RowVNNI(SB), NOSPLIT, $0-40
-	MOVQ x+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ b+16(FP), DI
-	MOVQ acc+24(FP), DX
-	MOVQ next+32(FP), R10
-	MOVQ DI, R8
-	ADDQ $batchQ8_0_fy, R8
-	MOVQ DI, R9
-	ADDQ $batchQ8_0_sy, R9
-	VMOVDQU (DX), Y0
-	VMOVDQU 32(DX), Y1
-	MOVL $0x0f0f0f0f, AX
-	MOVD AX, X14
-	VPBROADCASTD X14, Y14
+	START(0x0f0f0f0f)
 	TESTQ CX, CX
 	JZ q40done
 q40block:
@@ -106,27 +115,11 @@ q40block:
 	NEXT(18)
 	JNZ q40block
 q40done:
-	VMOVDQU Y0, (DX)
-	VMOVDQU Y1, 32(DX)
-	VZEROUPPER
-	RET
+	END
 
 // func q8_0RowVNNI(x *byte, nb int, b *batchQ8_0, acc *[MaxDotN]float32, next *byte)
 TEXT ·q8_0RowVNNI(SB), NOSPLIT, $0-40
-	MOVQ x+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ b+16(FP), DI
-	MOVQ acc+24(FP), DX
-	MOVQ next+32(FP), R10
-	MOVQ DI, R8
-	ADDQ $batchQ8_0_fy, R8
-	MOVQ DI, R9
-	ADDQ $batchQ8_0_sy, R9
-	VMOVDQU (DX), Y0
-	VMOVDQU 32(DX), Y1
-	MOVL $0x80808080, AX
-	MOVD AX, X14
-	VPBROADCASTD X14, Y14
+	START(0x80808080)
 	TESTQ CX, CX
 	JZ q80done
 q80block:
@@ -154,7 +147,4 @@ q80block:
 	NEXT(34)
 	JNZ q80block
 q80done:
-	VMOVDQU Y0, (DX)
-	VMOVDQU Y1, 32(DX)
-	VZEROUPPER
-	RET
+	END
