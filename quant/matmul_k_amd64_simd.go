@@ -191,12 +191,7 @@ func q6KMatMulAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 				x := (*[q6_KBytes]byte)(w[(r0+r)*rb+b*q6_KBytes:])
 				scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16()
 				for h := range 2 {
-					a, c := load32((*[32]byte)(x[64*h:])), load32((*[32]byte)(x[64*h+32:]))
-					hb := load32((*[32]byte)(x[128+32*h:])).ReshapeToUint16s()
-					q[4*h] = a.And(m4).Or(hb.ShiftAllLeft(4).AsUint8x32().And(m30))
-					q[4*h+1] = c.And(m4).Or(hb.ShiftAllLeft(2).AsUint8x32().And(m30))
-					q[4*h+2] = a.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.AsUint8x32().And(m30))
-					q[4*h+3] = c.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(2).AsUint8x32().And(m30))
+					q[4*h], q[4*h+1], q[4*h+2], q[4*h+3] = q6KQuants(x, h, m4, m30)
 					s := scv.ConcatPermute128Scalars(0, 0, scv)
 					if h == 1 {
 						s = scv.ConcatPermute128Scalars(1, 1, scv)

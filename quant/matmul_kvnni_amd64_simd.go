@@ -116,14 +116,11 @@ func q6KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 				xb := (*[q6_KBytes]byte)(x[j*q6_KBytes:])
 				q := &rq[j].q
 				for h := range 2 {
-					// elements 128h+32k.. (see q6KQuant): low bits from the
-					// nibbles of ql, high bits 2k.. of qh
-					a, c := load32((*[32]byte)(xb[64*h:])), load32((*[32]byte)(xb[64*h+32:]))
-					hb := load32((*[32]byte)(xb[128+32*h:])).ReshapeToUint16s()
-					a.And(m4).Or(hb.ShiftAllLeft(4).AsUint8x32().And(m30)).StoreArray((*[32]uint8)(q[128*h:]))
-					c.And(m4).Or(hb.ShiftAllLeft(2).AsUint8x32().And(m30)).StoreArray((*[32]uint8)(q[128*h+32:]))
-					a.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.AsUint8x32().And(m30)).StoreArray((*[32]uint8)(q[128*h+64:]))
-					c.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(2).AsUint8x32().And(m30)).StoreArray((*[32]uint8)(q[128*h+96:]))
+					q0, q1, q2, q3 := q6KQuants(xb, h, m4, m30)
+					q0.StoreArray((*[32]uint8)(q[128*h:]))
+					q1.StoreArray((*[32]uint8)(q[128*h+32:]))
+					q2.StoreArray((*[32]uint8)(q[128*h+64:]))
+					q3.StoreArray((*[32]uint8)(q[128*h+96:]))
 				}
 				for s := range 16 {
 					rq[j].sc[s] = int8(xb[192+s])

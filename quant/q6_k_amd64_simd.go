@@ -34,8 +34,6 @@ func dotQ6_K(n int, w, act []byte) float32 {
 		scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16() // the 16 scales
 		var acc archsimd.Int32x8
 		for h := range 2 { // 128 weights: ql[64h:64h+64], qh[32h:32h+32]
-			a, c := load32((*[32]byte)(x[64*h:])), load32((*[32]byte)(x[64*h+32:]))
-			hb := load32((*[32]byte)(x[128+32*h:])).ReshapeToUint16s()
 			y := (*[128]byte)(yb[4+128*h:])
 			sc := scv.ConcatPermute128Scalars(0, 0, scv)
 			if h == 1 {
@@ -45,10 +43,8 @@ func dotQ6_K(n int, w, act []byte) float32 {
 			d := func(q archsimd.Uint8x32, k int) archsimd.Int32x8 {
 				return q.DotProductPairsSaturated(load32((*[32]byte)(y[32*k:])).BitsToInt8()).DotProductPairs(sc.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16())
 			}
-			acc = acc.Add(d(a.And(m4).Or(hb.ShiftAllLeft(4).AsUint8x32().And(m30)), 0).Add(
-				d(c.And(m4).Or(hb.ShiftAllLeft(2).AsUint8x32().And(m30)), 1)).Add(
-				d(a.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.AsUint8x32().And(m30)), 2).Add(
-					d(c.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(2).AsUint8x32().And(m30)), 3))))
+			q0, q1, q2, q3 := q6KQuants(x, h, m4, m30)
+			acc = acc.Add(d(q0, 0).Add(d(q1, 1)).Add(d(q2, 2).Add(d(q3, 3))))
 		}
 		// Σ scale·bsum: 32 times it is the offset of the quants
 		bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16()
@@ -122,3 +118,15 @@ var q6KScaleShuffle = [4][32]int8{
 // q6KOffsetShift multiplies the odd lanes (Σ scale·bsum) by 32: a constant
 // table, since a vector loaded from just-stored values stalls.
 var q6KOffsetShift = [8]uint32{0, 5, 0, 5, 0, 5, 0, 5}
+
+// q6KQuants returns the unsigned quants (q+32, 0..63) of half h of a Q6_K
+// block, 32 at a time in element order: elements 128h+32k.. in result k
+// (low 4 bits from the nibbles of ql, high 2 from bits 2k.. of qh).
+func q6KQuants(x *[q6_KBytes]byte, h int, m4, m30 archsimd.Uint8x32) (q0, q1, q2, q3 archsimd.Uint8x32) {
+	a, c := load32((*[32]byte)(x[64*h:])), load32((*[32]byte)(x[64*h+32:]))
+	hb := load32((*[32]byte)(x[128+32*h:])).ReshapeToUint16s()
+	return a.And(m4).Or(hb.ShiftAllLeft(4).AsUint8x32().And(m30)),
+		c.And(m4).Or(hb.ShiftAllLeft(2).AsUint8x32().And(m30)),
+		a.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.AsUint8x32().And(m30)),
+		c.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(2).AsUint8x32().And(m30))
+}
