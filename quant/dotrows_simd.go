@@ -127,37 +127,23 @@ func dotRowsQ6_K(n int, w, act []byte, out []float32) {
 }
 
 // dotRowsQ8_0 is the Q8_0 DotRows kernel.
-func dotRowsQ8_0(n int, w, act []byte, out []float32) {
-	nb := n / qk
-	rowBytes := nb * q8_0Bytes
-	if n > dotRowsMaxCols || nb == 0 {
-		dotRows(dotQ8_0, n, rowBytes, w, act, out)
-		return
-	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
-	var yp [2 * dotRowsMaxCols]byte
-	var ysum [dotRowsMaxCols / qk]int32
-	splitQ8_0(&yp[0], &ysum[0], &act[0], nb)
-	var sums [dotRowsQ8_0Sums]int32
-	r := 0
-	for r+4 <= len(out) {
-		k := min(len(sums)/nb&^3, (len(out)-r)&^3)
-		q8_0RowSums(&w[r*rowBytes], &yp[0], nb, k, &sums[0])
-		scaleRows4(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes, q8_0Bytes)
-		r += k
-	}
-	for ; r < len(out); r++ {
-		q8_0RowSums(&w[r*rowBytes], &yp[0], nb, 1, &sums[0])
-		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, q8_0Bytes)
-	}
-}
+func dotRowsQ8_0(n int, w, act []byte, out []float32) { dotRowsQ8_0Acts(false, n, w, act, out) }
 
 // dotRowsQ4_0 is the Q4_0 DotRows kernel.
-func dotRowsQ4_0(n int, w, act []byte, out []float32) {
+func dotRowsQ4_0(n int, w, act []byte, out []float32) { dotRowsQ8_0Acts(true, n, w, act, out) }
+
+// dotRowsQ8_0Acts is the DotRows kernel of Q4_0 (q4) or Q8_0 weights: the
+// activation split once, the rows' integer sums in asm (q4_0RowSums,
+// q8_0RowSums), their float part four rows at a time.
+func dotRowsQ8_0Acts(q4 bool, n int, w, act []byte, out []float32) {
 	nb := n / qk
-	rowBytes := nb * q4_0Bytes
+	xsize, dot := q8_0Bytes, dotQ8_0
+	if q4 {
+		xsize, dot = q4_0Bytes, dotQ4_0
+	}
+	rowBytes := nb * xsize
 	if n > dotRowsMaxCols || nb == 0 {
-		dotRows(dotQ4_0, n, rowBytes, w, act, out)
+		dotRows(dot, n, rowBytes, w, act, out)
 		return
 	}
 	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
@@ -165,16 +151,23 @@ func dotRowsQ4_0(n int, w, act []byte, out []float32) {
 	var ysum [dotRowsMaxCols / qk]int32
 	splitQ8_0(&yp[0], &ysum[0], &act[0], nb)
 	var sums [dotRowsQ8_0Sums]int32
+	rowSums := func(r, k int) { // rows r..r+k-1 into sums
+		if q4 {
+			q4_0RowSums(&w[r*rowBytes], &yp[0], &ysum[0], nb, k, &sums[0])
+		} else {
+			q8_0RowSums(&w[r*rowBytes], &yp[0], nb, k, &sums[0])
+		}
+	}
 	r := 0
 	for r+4 <= len(out) {
 		k := min(len(sums)/nb&^3, (len(out)-r)&^3)
-		q4_0RowSums(&w[r*rowBytes], &yp[0], &ysum[0], nb, k, &sums[0])
-		scaleRows4(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes, q4_0Bytes)
+		rowSums(r, k)
+		scaleRows4(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes, xsize)
 		r += k
 	}
 	for ; r < len(out); r++ {
-		q4_0RowSums(&w[r*rowBytes], &yp[0], &ysum[0], nb, 1, &sums[0])
-		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, q4_0Bytes)
+		rowSums(r, 1)
+		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, xsize)
 	}
 }
 
