@@ -55,17 +55,7 @@ func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 			hw = hw.SetElem(0, word(0)).SetElem(1, word(1)).SetElem(2, word(2)).SetElem(3, word(3))
 			if f, ok := halvesToFloats(hw.AsUint16x8().ExtendToUint32()); ok {
 				for j := range 4 {
-					x := (*[q4_KBytes]byte)(xg[j*q4_KBytes:])
-					for g := range 4 {
-						v := load32((*[32]byte)(x[16+32*g:]))
-						qs[j][2*g], qs[j][2*g+1] = v.And(m4), v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
-					}
-					scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
-					scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
-					for k := range 8 {
-						scs[j][k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
-					}
-					mvs[j] = archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+					mvs[j] = q4KDecode((*[q4_KBytes]byte)(xg[j*q4_KBytes:]), &qs[j], &scs[j], &scm, mnm, m4)
 				}
 				for i := 0; i < len(acts); i += 4 {
 					yg := func(k int) *[4 * q8_KBytes]byte { return (*[4 * q8_KBytes]byte)(acts[i+k][b0*q8_KBytes:]) }
@@ -75,17 +65,7 @@ func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 			}
 		}
 		for j := range m {
-			x := (*[q4_KBytes]byte)(w[(b0+j)*q4_KBytes:])
-			for g := range 4 {
-				v := load32((*[32]byte)(x[16+32*g:]))
-				q[2*g], q[2*g+1] = v.And(m4), v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
-			}
-			scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
-			scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
-			for k := range sc {
-				sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
-			}
-			mins := archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+			mins := q4KDecode((*[q4_KBytes]byte)(w[(b0+j)*q4_KBytes:]), &q, &sc, &scm, mnm, m4)
 			kBlockDots(&q, &sc, mins, acts, b0+j, &parts, j)
 		}
 		if m < 4 { // the last blocks of the row, one by one as dotQ4_K does
@@ -122,13 +102,8 @@ func dotNQ4_K(n int, w []byte, acts [][]byte, out []float32) {
 				}
 				continue
 			}
-			var yv archsimd.Float32x4
-			yv = yv.SetElem(0, scale(0)).SetElem(1, scale(1)).SetElem(2, scale(2)).SetElem(3, scale(3))
-			yu := yv.AsUint32x4()
-			var yd archsimd.Uint32x8
-			yd = yd.SetLo(yu.InterleaveLo(yu)).SetHi(yu.InterleaveHi(yu))
 			// as in dotQ4_K: lanes 2j, 2j+1 the block terms, then their differences
-			p := f.Mul(yd.AsFloat32x8()).Mul(sv.ConvertToFloat32())
+			p := f.Mul(pairedScales(scale(0), scale(1), scale(2), scale(3))).Mul(sv.ConvertToFloat32())
 			out[i] = addLanes0145(out[i], p.ConcatSubPairsGrouped(p))
 		}
 	}
@@ -154,13 +129,8 @@ func q4KGroup4(out *[4]float32, qs *[4][8]archsimd.Uint8x32, scs *[4][8]archsimd
 		v := &quads[k]
 		sv := hsum4x2x8(v[0], v[1], v[2], v[3])
 		scale := func(j int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(yg[j*q8_KBytes:])) }
-		var yv archsimd.Float32x4
-		yv = yv.SetElem(0, scale(0)).SetElem(1, scale(1)).SetElem(2, scale(2)).SetElem(3, scale(3))
-		yu := yv.AsUint32x4()
-		var yd archsimd.Uint32x8
-		yd = yd.SetLo(yu.InterleaveLo(yu)).SetHi(yu.InterleaveHi(yu))
 		// as in dotQ4_K: lanes 2j, 2j+1 the block terms, then their differences
-		p := f.Mul(yd.AsFloat32x8()).Mul(sv.ConvertToFloat32())
+		p := f.Mul(pairedScales(scale(0), scale(1), scale(2), scale(3))).Mul(sv.ConvertToFloat32())
 		out[k] = addLanes0145(out[k], p.ConcatSubPairsGrouped(p))
 	}
 }

@@ -110,23 +110,11 @@ func q4KMatMulAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 		for b := range nb {
 			ya.set(acts, b)
 			for j := range ya.nq {
-				var v archsimd.Float32x4
-				v = v.SetElem(0, ya.scale(4*j)).SetElem(1, ya.scale(4*j+1)).SetElem(2, ya.scale(4*j+2)).SetElem(3, ya.scale(4*j+3))
-				u := v.AsUint32x4()
-				yd[j] = yd[j].AsUint32x8().SetLo(u.InterleaveLo(u)).SetHi(u.InterleaveHi(u)).AsFloat32x8()
+				yd[j] = pairedScales(ya.scale(4*j), ya.scale(4*j+1), ya.scale(4*j+2), ya.scale(4*j+3))
 			}
 			for r := range g {
 				x := (*[q4_KBytes]byte)(w[(r0+r)*rb+b*q4_KBytes:])
-				for k := range 4 {
-					v := load32((*[32]byte)(x[16+32*k:]))
-					q[2*k], q[2*k+1] = v.And(m4), v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
-				}
-				scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
-				scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
-				for k := range sc {
-					sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
-				}
-				mins := archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+				mins := q4KDecode(x, &q, &sc, &scm, mnm, m4)
 				// lanes 2j, 2j+1: d, dmin (as dotQ4_K: fp16 times the activation's scale)
 				h := binary.LittleEndian.Uint32(x[:])
 				f := archsimd.BroadcastUint64x4(uint64(math.Float32bits(halfToFloat(uint16(h)))) | uint64(math.Float32bits(halfToFloat(uint16(h>>16))))<<32).AsFloat32x8()

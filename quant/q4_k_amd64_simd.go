@@ -113,3 +113,30 @@ func scalesMinsK4Array(q *[12]byte) (sc, mn uint64) {
 	m47 := u2>>4&low4 | (u1>>6&top2)<<4
 	return uint64(u0&low6) | uint64(s47)<<32, uint64(u1&low6) | uint64(m47)<<32
 }
+
+// q4KDecode decodes a Q4_K block for the multi-activation kernels: sub-block
+// k's quants (nibbles) in q[k], its 6-bit scale in every int16 lane of
+// sc[k] (scm: the byteBroadcastShuffle patterns), and it returns the mins
+// in the int16 lanes m0 m0 m1 m1 … (mnm: q4KMinShuffle) that meet the
+// activation's bsums.
+func q4KDecode(x *[q4_KBytes]byte, q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, scm *[8]archsimd.Int8x32, mnm archsimd.Int8x32, m4 archsimd.Uint8x32) archsimd.Int16x16 {
+	for g := range 4 {
+		v := load32((*[32]byte)(x[16+32*g:]))
+		q[2*g], q[2*g+1] = v.And(m4), v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
+	}
+	scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
+	scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
+	for k := range sc {
+		sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
+	}
+	return archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+}
+
+// pairedScales returns the four K-block activation scales y0..y3 each
+// twice, in lanes 2j and 2j+1 (next to the blocks' d and dmin).
+func pairedScales(y0, y1, y2, y3 float32) archsimd.Float32x8 {
+	var v archsimd.Float32x4
+	u := v.SetElem(0, y0).SetElem(1, y1).SetElem(2, y2).SetElem(3, y3).AsUint32x4()
+	var yd archsimd.Uint32x8
+	return yd.SetLo(u.InterleaveLo(u)).SetHi(u.InterleaveHi(u)).AsFloat32x8()
+}
