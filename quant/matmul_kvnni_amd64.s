@@ -203,8 +203,9 @@ q4kblock:
 q4kdone:
 	KEND
 
-// The Q6_K rows (reference: dotQ6_KRef). The block comes decoded (rowQ6_K:
-// quants + 32 in element order, scales) from the Go side. Per 32 quants v
+// The Q6_K rows (reference: dotQ6_KRef). The block's quants come decoded
+// (rowQ6_K: quants + 32 in element order, scale pairs) from the Go side; its
+// int8 scales are read from the block. Per 32 quants v
 // (sub-blocks 2v, 2v+1 of 16): VPDPBUSD of dwords 0..3 and 4..7 with the
 // activations gives each sub-block's Σq·y, times its scale (VPMULLD),
 // summed: Σ sc·q·y; the -32 of the quants is Σ sc·32·bsum (VPMADDWD of the
@@ -236,10 +237,10 @@ q4kdone:
 	VPDPBUSD ((g*64+8*v+6)*32)(DI), Y8, Y11; \
 	VPDPBUSD ((g*64+8*v+3)*32)(DI), Y5, Y10; \
 	VPDPBUSD ((g*64+8*v+7)*32)(DI), Y9, Y11; \
-	MOVBQSX (rowQ6_K_sc+2*v)(R10), AX; \
+	MOVBQSX (192+2*v)(SI), AX; \
 	VPBROADCASTD AX, Y12; \
 	VPMULLD Y12, Y10, Y10; \
-	MOVBQSX (rowQ6_K_sc+2*v+1)(R10), AX; \
+	MOVBQSX (193+2*v)(SI), AX; \
 	VPBROADCASTD AX, Y12; \
 	VPMULLD Y12, Y11, Y11; \
 	VPADDD Y11, Y10, Y10; \

@@ -58,24 +58,51 @@ type rowQ4_K struct {
 
 // q4KMatMulVNNI is dotRowsNQ4_K on a CPU with AVX512-VNNI.
 func q4KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kMatMulVNNI(false, n, w, acts, outs, at)
+}
+
+// q6KMatMulVNNI is dotRowsNQ6_K on a CPU with AVX512-VNNI.
+func q6KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kMatMulVNNI(true, n, w, acts, outs, at)
+}
+
+// kMatMulVNNI runs the rows of w (Q6_K if q6, else Q4_K) against the
+// activations in spans of kSpan blocks: per span the batch is prepared,
+// then per row its blocks' scales (Q4_K) or quants (Q6_K) are unpacked
+// for the asm, which adds the span's terms to the row's running sums.
+func kMatMulVNNI(q6 bool, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	nb := n / qkK
-	rowBytes := nb * q4_KBytes
+	size := q4_KBytes
+	if q6 {
+		size = q6_KBytes
+	}
+	rowBytes := nb * size
+	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
 	var (
 		b  batchQ8_K
 		rk [kSpan]rowQ4_K
+		rq [kSpan]rowQ6_K
 	)
 	for j0 := 0; j0 < nb; j0 += kSpan {
 		m := min(kSpan, nb-j0)
 		b.prepare(acts, j0, m)
 		for r := 0; (r+1)*rowBytes <= len(w); r++ {
-			x := w[r*rowBytes+j0*q4_KBytes : r*rowBytes+(j0+m)*q4_KBytes]
-			for j := range m {
-				sc, mn := scalesMinsK4Array((*[12]byte)(x[j*q4_KBytes+4:]))
-				binary.LittleEndian.PutUint64(rk[j].sc[:], sc)
-				binary.LittleEndian.PutUint64(rk[j].mn[:], mn)
-			}
+			x := w[r*rowBytes+j0*size : r*rowBytes+(j0+m)*size]
 			sums := spanSums(outs, at+r, j0)
-			q4_KRowVNNI(&x[0], m, &rk, &b, &sums, nextSpan(w, r, rowBytes, j0*q4_KBytes))
+			next := nextSpan(w, r, rowBytes, j0*size)
+			if q6 {
+				for j := range m {
+					rq[j].unpack((*[q6_KBytes]byte)(x[j*q6_KBytes:]), m4, m30)
+				}
+				q6_KRowVNNI(&x[0], m, &rq, &b, &sums, next)
+			} else {
+				for j := range m {
+					sc, mn := scalesMinsK4Array((*[12]byte)(x[j*q4_KBytes+4:]))
+					binary.LittleEndian.PutUint64(rk[j].sc[:], sc)
+					binary.LittleEndian.PutUint64(rk[j].mn[:], mn)
+				}
+				q4_KRowVNNI(&x[0], m, &rk, &b, &sums, next)
+			}
 			putSums(outs, at+r, &sums)
 		}
 	}
@@ -89,50 +116,26 @@ func q4KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 //go:noescape
 func q4_KRowVNNI(x *byte, nb int, rb *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
 
-// rowQ6_K is a Q6_K block as q6_KRowVNNI takes it: its quants unsigned
-// (q+32, 0..63) in element order, its sixteen scales, and the scales in
-// int16 pairs (2s, 2s+1), to meet the bsums pairs of batchQ8_K.bs.
+// rowQ6_K is a Q6_K block as q6_KRowVNNI takes it (besides the block
+// itself, whose scales it reads): its quants unsigned (q+32, 0..63) in
+// element order, and its scales in int16 pairs (2s, 2s+1), to meet the
+// bsums pairs of batchQ8_K.bs.
 type rowQ6_K struct {
 	q   [qkK]uint8
-	sc  [16]int8
 	scp [8]uint32
 }
 
-// q6KMatMulVNNI is dotRowsNQ6_K on a CPU with AVX512-VNNI.
-func q6KMatMulVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	nb := n / qkK
-	rowBytes := nb * q6_KBytes
-	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
-	var (
-		b  batchQ8_K
-		rq [kSpan]rowQ6_K
-	)
-	for j0 := 0; j0 < nb; j0 += kSpan {
-		m := min(kSpan, nb-j0)
-		b.prepare(acts, j0, m)
-		for r := 0; (r+1)*rowBytes <= len(w); r++ {
-			x := w[r*rowBytes+j0*q6_KBytes : r*rowBytes+(j0+m)*q6_KBytes]
-			for j := range m {
-				xb := (*[q6_KBytes]byte)(x[j*q6_KBytes:])
-				q := &rq[j].q
-				for h := range 2 {
-					q0, q1, q2, q3 := q6KQuants(xb, h, m4, m30)
-					q0.StoreArray((*[32]uint8)(q[128*h:]))
-					q1.StoreArray((*[32]uint8)(q[128*h+32:]))
-					q2.StoreArray((*[32]uint8)(q[128*h+64:]))
-					q3.StoreArray((*[32]uint8)(q[128*h+96:]))
-				}
-				for s := range 16 {
-					rq[j].sc[s] = int8(xb[192+s])
-				}
-				for s := range 8 {
-					rq[j].scp[s] = uint32(uint16(int16(int8(xb[192+2*s])))) | uint32(uint16(int16(int8(xb[193+2*s]))))<<16
-				}
-			}
-			sums := spanSums(outs, at+r, j0)
-			q6_KRowVNNI(&x[0], m, &rq, &b, &sums, nextSpan(w, r, rowBytes, j0*q6_KBytes))
-			putSums(outs, at+r, &sums)
-		}
+// unpack sets r from the Q6_K block x.
+func (r *rowQ6_K) unpack(x *[q6_KBytes]byte, m4, m30 archsimd.Uint8x32) {
+	for h := range 2 {
+		q0, q1, q2, q3 := q6KQuants(x, h, m4, m30)
+		q0.StoreArray((*[32]uint8)(r.q[128*h:]))
+		q1.StoreArray((*[32]uint8)(r.q[128*h+32:]))
+		q2.StoreArray((*[32]uint8)(r.q[128*h+64:]))
+		q3.StoreArray((*[32]uint8)(r.q[128*h+96:]))
+	}
+	for s := range 8 {
+		r.scp[s] = uint32(uint16(int16(int8(x[192+2*s])))) | uint32(uint16(int16(int8(x[193+2*s]))))<<16
 	}
 }
 
