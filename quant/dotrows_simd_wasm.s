@@ -1,6 +1,7 @@
 //go:build goexperiment.simd
 
 #include "textflag.h"
+#include "simd_wasm.h"
 
 // The integer parts of the wasm SIMD128 DotRows kernels (dotrows_simd.go):
 // the activation is split once per matrix-vector product into its even
@@ -15,14 +16,14 @@
 // the even ones as int16 lanes and then 16 bytes of the odd ones: 2 bytes
 // per activation, in order.
 
-// EVEN and ODD push the even and odd int8 bytes of v as int16 lanes.
-#define EVEN(v) Get v; I32Const $8; I16x8Shl; I32Const $8; I16x8ShrS
-#define ODD(v) Get v; I32Const $8; I16x8ShrS
-
-// HSUM pushes the sum of the four int32 lanes of v.
-#define HSUM(v) \
-	Get v; I32x4ExtractLane $0, $0; Get v; I32x4ExtractLane $0, $1; I32Add; \
-	Get v; I32x4ExtractLane $0, $2; I32Add; Get v; I32x4ExtractLane $0, $3; I32Add
+// ROWS starts a RowSums kernel: R0 the first row, R14 the first output,
+// R13 the rows, R15 4·rows (an output row's stride). NEXTROW moves R14 to
+// the next row's first output and loops while rows are left.
+#define ROWS(outarg, rowsarg) \
+	I64Load x+0(FP); Set R0; \
+	I64Load outarg; Set R14; \
+	I64Load rowsarg; Tee R13; I64Const $2; I64Shl; Set R15
+#define NEXTROW ADD(R14, 4); COUNTDOWN(R13)
 
 // SPLIT16 splits the 16 bytes at R1+off into R0+2*(off-base) and the 16
 // bytes after it.
@@ -63,12 +64,9 @@ TEXT ·splitQ8_K(SB), NOSPLIT, $0-24
 		SPLIT16(196, 384); SPLIT16(212, 416); SPLIT16(228, 448); SPLIT16(244, 480)
 		SUMS16(0); SUMS16(64); SUMS16(128); SUMS16(192)
 		SUMS16(256); SUMS16(320); SUMS16(384); SUMS16(448)
-		Get R0; I64Const $544; I64Add; Set R0
-		Get R1; I64Const $292; I64Add; Set R1
-		Get R2; I64Const $1; I64Sub; Tee R2
-		I64Eqz
-		I32Eqz
-		BrIf $0
+		ADD(R0, 544)
+		ADD(R1, 292)
+		COUNTDOWN(R2)
 	End
 	End
 	RET
@@ -103,13 +101,10 @@ TEXT ·splitQ8_0(SB), NOSPLIT, $0-32
 		Get V1; I32x4ExtractLane $0, $0; Get V1; I32x4ExtractLane $0, $1; I32Add
 		Get V1; I32x4ExtractLane $0, $2; I32Add; Get V1; I32x4ExtractLane $0, $3; I32Add
 		I32Store $0
-		Get R0; I64Const $64; I64Add; Set R0
-		Get R1; I64Const $34; I64Add; Set R1
-		Get R3; I64Const $4; I64Add; Set R3
-		Get R2; I64Const $1; I64Sub; Tee R2
-		I64Eqz
-		I32Eqz
-		BrIf $0
+		ADD(R0, 64)
+		ADD(R1, 34)
+		ADD(R3, 4)
+		COUNTDOWN(R2)
 	End
 	End
 	RET
@@ -155,20 +150,11 @@ TEXT ·splitQ8_0(SB), NOSPLIT, $0-32
 // out[rows*nb+rows*j+r] to Σ min·bsum; the rows are consecutive at x,
 // nb ≥ 1.
 TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
-	I64Load x+0(FP)
-	Set R0
-	I64Load out+40(FP)
-	Set R14
-	I64Load rows+32(FP)
-	I64Const $2
-	I64Shl
-	Set R15
+	ROWS(out+40(FP), rows+32(FP))
 	V128Const $0x000f000f000f000f, $0x000f000f000f000f
 	Set V0
-
 	Block
-	I64Load rows+32(FP)
-	Tee R13
+	Get R13
 	I64Eqz
 	BrIf $0
 	Loop
@@ -178,17 +164,7 @@ TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
 		Get R14; Set R3
 		Get R3; Get R15; Get R2; I64Mul; I64Add; Set R12
 		Loop
-			Get R0; I32WrapI64; I64Load32U $4; Set R4
-			Get R0; I32WrapI64; I64Load32U $8; Set R5
-			Get R0; I32WrapI64; I64Load32U $12; Set R6
-			Get R4; I64Const $0x3f3f3f3f; I64And; Set R7
-			Get R6; I64Const $0x0f0f0f0f; I64And
-			Get R4; I64Const $6; I64ShrU; I64Const $0x03030303; I64And; I64Const $4; I64Shl
-			I64Or; Set R8
-			Get R5; I64Const $0x3f3f3f3f; I64And; Set R9
-			Get R6; I64Const $4; I64ShrU; I64Const $0x0f0f0f0f; I64And
-			Get R5; I64Const $6; I64ShrU; I64Const $0x03030303; I64And; I64Const $4; I64Shl
-			I64Or; Set R10
+			SCALESMINS
 
 			V128Const $0, $0
 			Set V1
@@ -208,21 +184,14 @@ TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
 			Get R3; I32WrapI64; HSUM(V1); I32Store $0
 			Get R12; I32WrapI64; HSUM(V5); I32Store $0
 
-			Get R0; I64Const $144; I64Add; Set R0
-			Get R1; I64Const $292; I64Add; Set R1
-			Get R11; I64Const $544; I64Add; Set R11
+			ADD(R0, 144)
+			ADD(R1, 292)
+			ADD(R11, 544)
 			Get R3; Get R15; I64Add; Set R3
 			Get R12; Get R15; I64Add; Set R12
-			Get R2; I64Const $1; I64Sub; Tee R2
-			I64Eqz
-			I32Eqz
-			BrIf $0
+			COUNTDOWN(R2)
 		End
-		Get R14; I64Const $4; I64Add; Set R14
-		Get R13; I64Const $1; I64Sub; Tee R13
-		I64Eqz
-		I32Eqz
-		BrIf $0
+		NEXTROW
 	End
 	End
 	RET
@@ -262,24 +231,15 @@ TEXT ·q4KRowSums(SB), NOSPLIT, $0-48
 // func q6KRowSums(x, yp *byte, nb, rows int, out *int32)
 // sets out[rows*j+r] to row r's block j's Σ scale·q·y; nb ≥ 1.
 TEXT ·q6KRowSums(SB), NOSPLIT, $0-40
-	I64Load x+0(FP)
-	Set R0
-	I64Load out+32(FP)
-	Set R14
-	I64Load rows+24(FP)
-	I64Const $2
-	I64Shl
-	Set R15
+	ROWS(out+32(FP), rows+24(FP))
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
 	Set V0
 	V128Const $0x3030303030303030, $0x3030303030303030
 	Set V5
 	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff
 	Set V6
-
 	Block
-	I64Load rows+24(FP)
-	Tee R13
+	Get R13
 	I64Eqz
 	BrIf $0
 	Loop
@@ -302,19 +262,12 @@ TEXT ·q6KRowSums(SB), NOSPLIT, $0-40
 
 			Get R3; I32WrapI64; HSUM(V1); I32Store $0
 
-			Get R0; I64Const $210; I64Add; Set R0
-			Get R11; I64Const $544; I64Add; Set R11
+			ADD(R0, 210)
+			ADD(R11, 544)
 			Get R3; Get R15; I64Add; Set R3
-			Get R2; I64Const $1; I64Sub; Tee R2
-			I64Eqz
-			I32Eqz
-			BrIf $0
+			COUNTDOWN(R2)
 		End
-		Get R14; I64Const $4; I64Add; Set R14
-		Get R13; I64Const $1; I64Sub; Tee R13
-		I64Eqz
-		I32Eqz
-		BrIf $0
+		NEXTROW
 	End
 	End
 	RET
@@ -324,17 +277,9 @@ TEXT ·q6KRowSums(SB), NOSPLIT, $0-40
 // func q8_0RowSums(x, yp *byte, nb, rows int, out *int32)
 // sets out[rows*j+r] to row r's block j's Σ x·y; nb ≥ 1.
 TEXT ·q8_0RowSums(SB), NOSPLIT, $0-40
-	I64Load x+0(FP)
-	Set R0
-	I64Load out+32(FP)
-	Set R14
-	I64Load rows+24(FP)
-	I64Const $2
-	I64Shl
-	Set R15
+	ROWS(out+32(FP), rows+24(FP))
 	Block
-	I64Load rows+24(FP)
-	Tee R13
+	Get R13
 	I64Eqz
 	BrIf $0
 	Loop
@@ -350,19 +295,12 @@ TEXT ·q8_0RowSums(SB), NOSPLIT, $0-40
 			ODD(V3); PY(48); I32x4DotI16x8S; I32x4Add
 			Set V1
 			Get R3; I32WrapI64; HSUM(V1); I32Store $0
-			Get R0; I64Const $34; I64Add; Set R0
-			Get R11; I64Const $64; I64Add; Set R11
+			ADD(R0, 34)
+			ADD(R11, 64)
 			Get R3; Get R15; I64Add; Set R3
-			Get R2; I64Const $1; I64Sub; Tee R2
-			I64Eqz
-			I32Eqz
-			BrIf $0
+			COUNTDOWN(R2)
 		End
-		Get R14; I64Const $4; I64Add; Set R14
-		Get R13; I64Const $1; I64Sub; Tee R13
-		I64Eqz
-		I32Eqz
-		BrIf $0
+		NEXTROW
 	End
 	End
 	RET
@@ -371,19 +309,11 @@ TEXT ·q8_0RowSums(SB), NOSPLIT, $0-40
 // sets out[rows*j+r] to row r's block j's Σ (q-8)·y = Σ q·y - 8·ysum[j];
 // nb ≥ 1. (Products of nibbles and int8 are at most 1920 in magnitude.)
 TEXT ·q4_0RowSums(SB), NOSPLIT, $0-48
-	I64Load x+0(FP)
-	Set R0
-	I64Load out+40(FP)
-	Set R14
-	I64Load rows+32(FP)
-	I64Const $2
-	I64Shl
-	Set R15
+	ROWS(out+40(FP), rows+32(FP))
 	V128Const $0x000f000f000f000f, $0x000f000f000f000f
 	Set V0
 	Block
-	I64Load rows+32(FP)
-	Tee R13
+	Get R13
 	I64Eqz
 	BrIf $0
 	Loop
@@ -398,20 +328,13 @@ TEXT ·q4_0RowSums(SB), NOSPLIT, $0-48
 			HSUM(V1)
 			Get R1; I32WrapI64; I32Load $0; I32Const $3; I32Shl; I32Sub
 			I32Store $0
-			Get R0; I64Const $18; I64Add; Set R0
-			Get R11; I64Const $64; I64Add; Set R11
-			Get R1; I64Const $4; I64Add; Set R1
+			ADD(R0, 18)
+			ADD(R11, 64)
+			ADD(R1, 4)
 			Get R3; Get R15; I64Add; Set R3
-			Get R2; I64Const $1; I64Sub; Tee R2
-			I64Eqz
-			I32Eqz
-			BrIf $0
+			COUNTDOWN(R2)
 		End
-		Get R14; I64Const $4; I64Add; Set R14
-		Get R13; I64Const $1; I64Sub; Tee R13
-		I64Eqz
-		I32Eqz
-		BrIf $0
+		NEXTROW
 	End
 	End
 	RET

@@ -1,6 +1,7 @@
 //go:build goexperiment.simd
 
 #include "textflag.h"
+#include "simd_wasm.h"
 
 // The integer part of the wasm SIMD128 Q4_K dot (dotQ4_K in q4_k_simd.go),
 // written by hand because simd/archsimd has no i32x4.dot_i16x8_s and
@@ -65,11 +66,6 @@
 	LO16(V2, yoff); LO16(V3, yoff+16); I32x4Add; SCALE(sreg, sh1); \
 	HI16(V2, yoff+32); HI16(V3, yoff+48); I32x4Add; SCALE(sreg, sh2)
 
-// HSUM pushes the sum of the four int32 lanes of v.
-#define HSUM(v) \
-	Get v; I32x4ExtractLane $0, $0; Get v; I32x4ExtractLane $0, $1; I32Add; \
-	Get v; I32x4ExtractLane $0, $2; I32Add; Get v; I32x4ExtractLane $0, $3; I32Add
-
 // func q4KIntSums(x, y *byte, nb int, out *[2 * q4KChunk]int32)
 TEXT ·q4KIntSums(SB), NOSPLIT, $0-32
 	I64Load x+0(FP)
@@ -89,17 +85,7 @@ TEXT ·q4KIntSums(SB), NOSPLIT, $0-32
 	BrIf $0
 	Loop
 		// the 6-bit scales and mins, four to a word (scalesMinsK4)
-		Get R0; I32WrapI64; I64Load32U $4; Set R4
-		Get R0; I32WrapI64; I64Load32U $8; Set R5
-		Get R0; I32WrapI64; I64Load32U $12; Set R6
-		Get R4; I64Const $0x3f3f3f3f; I64And; Set R7
-		Get R6; I64Const $0x0f0f0f0f; I64And
-		Get R4; I64Const $6; I64ShrU; I64Const $0x03030303; I64And; I64Const $4; I64Shl
-		I64Or; Set R8
-		Get R5; I64Const $0x3f3f3f3f; I64And; Set R9
-		Get R6; I64Const $4; I64ShrU; I64Const $0x0f0f0f0f; I64And
-		Get R5; I64Const $6; I64ShrU; I64Const $0x03030303; I64And; I64Const $4; I64Shl
-		I64Or; Set R10
+		SCALESMINS
 
 		V128Const $0, $0
 		Set V1
@@ -120,13 +106,10 @@ TEXT ·q4KIntSums(SB), NOSPLIT, $0-32
 		Get R3; I32WrapI64; HSUM(V1); I32Store $0
 		Get R3; I32WrapI64; HSUM(V5); I32Store $128
 
-		Get R0; I64Const $144; I64Add; Set R0
-		Get R1; I64Const $292; I64Add; Set R1
-		Get R3; I64Const $4; I64Add; Set R3
-		Get R2; I64Const $1; I64Sub; Tee R2
-		I64Eqz
-		I32Eqz
-		BrIf $0
+		ADD(R0, 144)
+		ADD(R1, 292)
+		ADD(R3, 4)
+		COUNTDOWN(R2)
 	End
 	End
 	RET

@@ -1,6 +1,7 @@
 //go:build goexperiment.simd
 
 #include "textflag.h"
+#include "simd_wasm.h"
 
 // The integer part of the wasm SIMD128 Q6_K dot (dotQ6_K in q6_k_simd.go),
 // written by hand like q4_k_simd_wasm.s (see there for the two-operand
@@ -82,13 +83,10 @@ TEXT ·q6KIntSums(SB), NOSPLIT, $0-32
 		Get V1; I32x4ExtractLane $0, $2; I32Add; Get V1; I32x4ExtractLane $0, $3; I32Add
 		I32Store $0
 
-		Get R0; I64Const $210; I64Add; Set R0
-		Get R1; I64Const $292; I64Add; Set R1
-		Get R3; I64Const $4; I64Add; Set R3
-		Get R2; I64Const $1; I64Sub; Tee R2
-		I64Eqz
-		I32Eqz
-		BrIf $0
+		ADD(R0, 210)
+		ADD(R1, 292)
+		ADD(R3, 4)
+		COUNTDOWN(R2)
 	End
 	End
 	RET

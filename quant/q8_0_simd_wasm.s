@@ -1,6 +1,7 @@
 //go:build goexperiment.simd
 
 #include "textflag.h"
+#include "simd_wasm.h"
 
 // The integer part of the wasm SIMD128 Q8_0 dot (dotQ8_0 in
 // q8_0_simd.go), written by hand like q4_k_simd_wasm.s (see there for the
@@ -15,22 +16,14 @@
 //	R0 weight block, R1 activation block, R2 blocks left, R3 output
 //	V2 weights, V3 activations, V5 the block's sum
 
-// EVEN and ODD push the even and odd int8 bytes of v as int16 lanes.
-#define EVEN(v) Get v; I32Const $8; I16x8Shl; I32Const $8; I16x8ShrS
-#define ODD(v) Get v; I32Const $8; I16x8ShrS
-
 // STORESUM stores the sum of the lanes of V5 at R3 and moves R0, R1, R2
 // and R3 on by one block, looping while blocks are left.
 #define STORESUM(xsize) \
-	Get R3; I32WrapI64; \
-	Get V5; I32x4ExtractLane $0, $0; Get V5; I32x4ExtractLane $0, $1; I32Add; \
-	Get V5; I32x4ExtractLane $0, $2; I32Add; Get V5; I32x4ExtractLane $0, $3; I32Add; \
-	I32Store $0; \
-	Get R0; I64Const $(xsize); I64Add; Set R0; \
-	Get R1; I64Const $34; I64Add; Set R1; \
-	Get R3; I64Const $4; I64Add; Set R3; \
-	Get R2; I64Const $1; I64Sub; Tee R2; \
-	I64Eqz; I32Eqz; BrIf $0
+	Get R3; I32WrapI64; HSUM(V5); I32Store $0; \
+	ADD(R0, xsize); \
+	ADD(R1, 34); \
+	ADD(R3, 4); \
+	COUNTDOWN(R2)
 
 #define ARGS \
 	I64Load x+0(FP); Set R0; \
