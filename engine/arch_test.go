@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/picolm/picolm-wasm/engine/quantize"
-	"github.com/picolm/picolm-wasm/engine/synth"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
+	"github.com/picolm/picolm-wasm/gguf/tools/synth"
 	"github.com/picolm/picolm-wasm/quant"
 )
 

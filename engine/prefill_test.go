@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/picolm/picolm-wasm/engine/synth"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/synth"
 )
 
 // TestPrefillMatchesForward: Prefill must compute what Forward does for

@@ -8,13 +8,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/picolm/picolm-wasm/engine/synth"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/synth"
 )
 
 // localPeer is the in-process transport: a Shard served by a goroutine,
 // reached over channels (the browser's is a SharedArrayBuffer between Web
-// Workers, in wasm/worker).
+// Workers, in wasm/browser/worker).
 type localPeer struct {
 	sh   *Shard
 	info ShardInfo

@@ -20,7 +20,7 @@ goroot=$(go env GOROOT)
 
 # Use the SIMD experiment when this toolchain has it for wasm.
 exp=""
-if GOEXPERIMENT=simd GOOS=js GOARCH=wasm go build -o /dev/null ./wasm/worker 2>/dev/null; then
+if GOEXPERIMENT=simd GOOS=js GOARCH=wasm go build -o /dev/null ./wasm/browser/worker 2>/dev/null; then
   exp=simd
 fi
 for cmd in worker ui; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of the Cloudflare Worker (wasm/workers) on workerd, both
+# End-to-end test of the Cloudflare Worker (wasm/cloudflare) on workerd, both
 # bundles:
 #   - build/ (config.capnp): stories260K embedded; fits the paid plan;
 #   - build-free/ (config-free.capnp, build.sh --free): no embedded model,
@@ -20,17 +20,17 @@ if [ ! -x "$WORKERD" ]; then
 fi
 
 FREE_LIMIT=3000000 # Cloudflare free plan: 3 MB compressed (paid: 10 MB)
-sh wasm/workers/build.sh
-sh wasm/workers/build.sh --free
+sh wasm/cloudflare/build.sh
+sh wasm/cloudflare/build.sh --free
 gzsize() {
 	local gz=0 f
 	for f in "$1"/*; do gz=$((gz + $(gzip -9 -c "$f" | wc -c))); done
 	echo "$gz"
 }
-full_gz=$(gzsize wasm/workers/build)
-free_gz=$(gzsize wasm/workers/build-free)
-echo "test-workers: bundle build/ (model embedded): $(cat wasm/workers/build/* | wc -c) bytes, $full_gz bytes gzip -9 (paid plan: 10 MB)"
-echo "test-workers: bundle build-free/ (build.sh --free): $(cat wasm/workers/build-free/* | wc -c) bytes, $free_gz bytes gzip -9 (free plan: $FREE_LIMIT)"
+full_gz=$(gzsize wasm/cloudflare/build)
+free_gz=$(gzsize wasm/cloudflare/build-free)
+echo "test-workers: bundle build/ (model embedded): $(cat wasm/cloudflare/build/* | wc -c) bytes, $full_gz bytes gzip -9 (paid plan: 10 MB)"
+echo "test-workers: bundle build-free/ (build.sh --free): $(cat wasm/cloudflare/build-free/* | wc -c) bytes, $free_gz bytes gzip -9 (free plan: $FREE_LIMIT)"
 if [ "$free_gz" -gt "$FREE_LIMIT" ]; then
 	echo "test-workers: FAIL: the free bundle is $free_gz bytes gzip-compressed, over $FREE_LIMIT" >&2
 	exit 1
@@ -77,7 +77,7 @@ waitport() {
 e2e() {
 	local status=0
 	echo "test-workers: TestE2E, $1"
-	PICOLM_WORKER_URL="http://127.0.0.1:$port" go test -count=1 -v -run '^TestE2E$' ./wasm/workers/ || status=$?
+	PICOLM_WORKER_URL="http://127.0.0.1:$port" go test -count=1 -v -run '^TestE2E$' ./wasm/cloudflare/ || status=$?
 	if [ "$status" != 0 ]; then
 		echo "test-workers: $1: workerd log:" >&2
 		cat "$log" >&2
@@ -86,7 +86,7 @@ e2e() {
 	stop
 }
 
-"$WORKERD" serve wasm/workers/config.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
+"$WORKERD" serve wasm/cloudflare/config.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
 pid=$!
 waitport "$port"
 PICOLM_WORKER_MODEL_SOURCE=embedded e2e "build/ (model embedded)"
@@ -96,7 +96,7 @@ PICOLM_WORKER_MODEL_SOURCE=embedded e2e "build/ (model embedded)"
 # file there in between).
 mport=$((port + 1))
 url="http://127.0.0.1:$mport/stories260K.gguf"
-MODEL_URL="$url" "$WORKERD" serve wasm/workers/config-free.capnp \
+MODEL_URL="$url" "$WORKERD" serve wasm/cloudflare/config-free.capnp \
 	--socket-addr "http=127.0.0.1:$port" --socket-addr "models=127.0.0.1:$mport" \
 	--directory-path "models=$models" >"$log" 2>&1 &
 pid=$!

@@ -15,7 +15,7 @@
 // (opts.workers; default 2 there on a machine with 2+ cores, else 1): each
 // holds its rows of every weight matrix, and per matrix product the lead
 // worker, which runs the model, shares the activations with the others
-// through a SharedArrayBuffer and Atomics (wasm/worker/split_js.go). The model
+// through a SharedArrayBuffer and Atomics (wasm/browser/worker/split_js.go). The model
 // file passes through one SharedArrayBuffer that every worker copies its part
 // out of, and is dropped after loading: the model still exists once.
 

@@ -1,5 +1,5 @@
 // The engine's Web Worker: starts the Go engine (build/worker.wasm), which
-// takes over onmessage (see wasm/worker/main_js.go for the protocol).
+// takes over onmessage (see wasm/browser/worker/main_js.go for the protocol).
 "use strict";
 importScripts("../build/wasm_exec.js");
 
@@ -13,7 +13,7 @@ globalThis.picolmMemory = () => ({
   jsHeapBytes: self.performance && performance.memory ? performance.memory.usedJSHeapSize : 0,
 });
 
-// The primitives of a split model's channel (wasm/worker/split_js.go), one
+// The primitives of a split model's channel (wasm/browser/worker/split_js.go), one
 // call each from Go: a call from Go into JS costs far more than an
 // Atomics.load, so the polling happens here. Slots: 0 request sequence,
 // 1 response sequence, 3 status, 4 matrix id, 5 activations, 6 bytes per

@@ -17,7 +17,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/picolm/picolm-wasm/engine/synth"
+	"github.com/picolm/picolm-wasm/gguf/tools/synth"
 )
 
 type entry struct {

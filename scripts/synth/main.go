@@ -19,9 +19,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/picolm/picolm-wasm/engine/quantize"
-	"github.com/picolm/picolm-wasm/engine/synth"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
+	"github.com/picolm/picolm-wasm/gguf/tools/synth"
 )
 
 func main() {

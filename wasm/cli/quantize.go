@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/picolm/picolm-wasm/engine/quantize"
+	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 )
 
 const quantizeUsage = `usage: picolm quantize [options] IN.gguf OUT.gguf TYPE

@@ -5,7 +5,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/picolm/picolm-wasm/engine/refit"
+	"github.com/picolm/picolm-wasm/gguf/tools/refit"
 )
 
 const refitUsage = `usage: picolm refit TEACHER.gguf STUDENT.gguf OUT.gguf

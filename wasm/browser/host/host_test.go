@@ -1,4 +1,4 @@
-package protocol
+package host
 
 import (
 	"bufio"

@@ -14,7 +14,7 @@ import (
 	"github.com/picolm/picolm-wasm/quant/codebook"
 )
 
-const testdata = "../../../shared/testdata/"
+const testdata = "../../../../shared/testdata/"
 
 func read(t testing.TB, name string) []byte {
 	t.Helper()

@@ -14,7 +14,7 @@ import (
 	"github.com/picolm/picolm-wasm/quant"
 )
 
-const synthDir = "../../../shared/testdata/synth/"
+const synthDir = "../../../../shared/testdata/synth/"
 
 func open(t testing.TB, path string) *gguf.File {
 	t.Helper()
@@ -313,7 +313,7 @@ func TestQuantizeFileErrors(t *testing.T) {
 	}{
 		{bad, Options{}, gguf.ErrTruncated},
 		{filepath.Join(dir, "missing.gguf"), Options{}, os.ErrNotExist},
-		{"../../../shared/testdata/ggml-vocab-llama-spm.gguf", Options{}, ErrNotModel},
+		{"../../../../shared/testdata/ggml-vocab-llama-spm.gguf", Options{}, ErrNotModel},
 		{synthDir + "synth-small-Q8_0.gguf", Options{}, ErrRequantize},
 	} {
 		if _, err := QuantizeFile(c.in, out, ft, c.o); !errors.Is(err, c.want) {

@@ -2,7 +2,7 @@
 // completions and chat-completions endpoint (JSON or server-sent events), a
 // demo page and a health document, over one loaded engine.Model and a small
 // pool of sessions. It knows nothing about JavaScript: the Worker's bridge
-// (wasm/workers, GOOS=js) and the native dev server both serve it as an
+// (wasm/cloudflare, GOOS=js) and the native dev server both serve it as an
 // http.Handler, and its tests run natively with httptest.
 //
 // Routes:

@@ -2,7 +2,7 @@
 
 // Command worker is the engine's Web Worker (build it with GOOS=js
 // GOARCH=wasm; web/worker.js starts it). The engine host it bridges is
-// package protocol, which builds and is tested everywhere.
+// package host, which builds and is tested everywhere.
 package main
 
 import (

@@ -17,8 +17,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/picolm/picolm-wasm/engine/quantize"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/quant"
 )
 

@@ -1,4 +1,4 @@
-// Package protocol is the browser worker's engine host in plain Go: it owns
+// Package host is the browser worker's engine host in plain Go: it owns
 // the model bytes, the loaded model and one session, and turns the page's
 // requests (load, generate, stop, unload) into engine calls and replies. The
 // syscall/js bridge in the parent directory only converts messages; all the
@@ -8,7 +8,7 @@
 // it (refusing sizes over MaxModelBytes before any byte is copied), the
 // bridge copies chunks into the slices Next hands out, and Finish parses the
 // GGUF in place (tensors stay views into the buffer).
-package protocol
+package host
 
 import (
 	"errors"

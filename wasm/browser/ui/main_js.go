@@ -14,7 +14,7 @@ import (
 
 	"honnef.co/go/js/dom/v2"
 
-	"github.com/picolm/picolm-wasm/wasm/ui/app"
+	"github.com/picolm/picolm-wasm/wasm/browser/ui/app"
 )
 
 // flushEvery bounds how often streamed text is written to the DOM.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/gguf"
-	"github.com/picolm/picolm-wasm/wasm/workers/internal/server"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/server"
 )
 
 // Settings are read from the Worker's environment ([vars] in wrangler.toml,

@@ -1,7 +1,7 @@
 //go:build js
 
 // Command worker is the engine's Web Worker: web/worker.js starts it, and it
-// bridges the page's postMessage protocol to package protocol.
+// bridges the page's postMessage protocol to package host.
 //
 // Page → worker: {type, id, ...}
 //
@@ -25,7 +25,7 @@ import (
 	"syscall/js"
 	"time"
 
-	"github.com/picolm/picolm-wasm/wasm/worker/protocol"
+	"github.com/picolm/picolm-wasm/wasm/browser/host"
 )
 
 // yieldEvery bounds how long a generation keeps the event loop from handling
@@ -33,7 +33,7 @@ import (
 const yieldEvery = 20 * time.Millisecond
 
 type bridge struct {
-	w       *protocol.Worker
+	w       *host.Worker
 	self    js.Value
 	queue   chan js.Value // generate requests, run one at a time
 	running float64       // id of the running generation
@@ -44,7 +44,7 @@ type bridge struct {
 
 func main() {
 	b := &bridge{
-		w:      protocol.New(),
+		w:      host.New(),
 		self:   js.Global(),
 		queue:  make(chan js.Value, 64),
 		resume: make(chan struct{}, 1),
@@ -64,7 +64,7 @@ func main() {
 		b.handle(args[0].Get("data"))
 		return nil
 	}))
-	b.post(map[string]any{"type": "ready", "maxModelBytes": float64(protocol.MaxModelBytes)}, nil)
+	b.post(map[string]any{"type": "ready", "maxModelBytes": float64(host.MaxModelBytes)}, nil)
 	for req := range b.queue {
 		switch req.Get("type").String() {
 		case "blob":
@@ -120,7 +120,7 @@ func (b *bridge) memory() js.Value {
 	return m
 }
 
-func (b *bridge) loaded(id js.Value, info protocol.ModelInfo, err error) {
+func (b *bridge) loaded(id js.Value, info host.ModelInfo, err error) {
 	if err != nil {
 		b.fail(id, err)
 		return
@@ -255,7 +255,7 @@ func (b *bridge) generate(msg js.Value) {
 	id := msg.Get("id")
 	b.running = id.Float()
 	defer func() { b.running = 0 }()
-	r := protocol.GenerateRequest{
+	r := host.GenerateRequest{
 		Prompt:      str(msg.Get("prompt")),
 		MaxTokens:   num(msg.Get("maxTokens"), 256),
 		Temperature: float32(flt(msg.Get("temperature"), 0.8)),
@@ -267,11 +267,11 @@ func (b *bridge) generate(msg js.Value) {
 	if ms := msg.Get("messages"); ms.Type() == js.TypeObject {
 		for i := range ms.Length() {
 			m := ms.Index(i)
-			r.Messages = append(r.Messages, protocol.Message{Role: str(m.Get("role")), Content: str(m.Get("content"))})
+			r.Messages = append(r.Messages, host.Message{Role: str(m.Get("role")), Content: str(m.Get("content"))})
 		}
 	}
 	last := time.Now()
-	d, err := b.w.Generate(r, func(t protocol.Token) bool {
+	d, err := b.w.Generate(r, func(t host.Token) bool {
 		m := t.Map()
 		m["type"], m["id"] = "token", id
 		b.post(m, nil)

@@ -1,4 +1,4 @@
-package protocol
+package host
 
 // The wire form of the replies: the plain maps the bridge hands to
 // postMessage (field names are the JS API's).

@@ -3,8 +3,8 @@
 // llama model with random F32 weights (stories260K's vocabulary) to measure
 // loading memory.
 //
-//	go run ./wasm/worker/internal/mkmodel -chat zephyr -o chat.gguf
-//	go run ./wasm/worker/internal/mkmodel -dim 1024 -layers 8 -o big.gguf
+//	go run ./wasm/browser/worker/internal/mkmodel -chat zephyr -o chat.gguf
+//	go run ./wasm/browser/worker/internal/mkmodel -dim 1024 -layers 8 -o big.gguf
 package main
 
 import (

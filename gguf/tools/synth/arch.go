@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/picolm/picolm-wasm/engine/quantize"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/quant"
 )
 

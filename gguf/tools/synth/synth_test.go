@@ -12,12 +12,12 @@ import (
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine"
-	"github.com/picolm/picolm-wasm/engine/quantize"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/quant"
 )
 
-const testdata = "../../../shared/testdata/"
+const testdata = "../../../../shared/testdata/"
 
 func vocab(t testing.TB, name string) *gguf.File {
 	t.Helper()

@@ -14,7 +14,7 @@ import (
 // Natively the Worker's handler runs under net/http, configured by the same
 // variables as the Worker (from the environment), for development:
 //
-//	go run ./wasm/workers -addr 127.0.0.1:8787 [-model file.gguf]
+//	go run ./wasm/cloudflare -addr 127.0.0.1:8787 [-model file.gguf]
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8787", "listen address")
 	model := flag.String("model", "", "GGUF file (default: the embedded stories260K; required with -tags nomodel)")

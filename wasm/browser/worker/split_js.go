@@ -35,7 +35,7 @@ import (
 	"unsafe"
 
 	"github.com/picolm/picolm-wasm/engine"
-	"github.com/picolm/picolm-wasm/wasm/worker/protocol"
+	"github.com/picolm/picolm-wasm/wasm/browser/host"
 )
 
 const (
@@ -288,7 +288,7 @@ func (b *bridge) serveShard(msg js.Value) {
 		failed(err)
 		return
 	}
-	sh, err := protocol.LoadShard(r, size, msg.Get("part").Int(), msg.Get("parts").Int())
+	sh, err := host.LoadShard(r, size, msg.Get("part").Int(), msg.Get("parts").Int())
 	if err != nil {
 		failed(err)
 		return

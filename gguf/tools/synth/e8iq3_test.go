@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/picolm/picolm-wasm/engine/quantize"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/quant"
 )
 
