@@ -24,7 +24,7 @@ if GOEXPERIMENT=simd GOOS=js GOARCH=wasm go build -o /dev/null ./wasm/browser/wo
   exp=simd
 fi
 for cmd in worker ui; do
-  GOEXPERIMENT=$exp GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "build/$cmd.wasm.tmp" "./wasm/$cmd"
+  GOEXPERIMENT=$exp GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "build/$cmd.wasm.tmp" "./wasm/browser/$cmd"
   mv "build/$cmd.wasm.tmp" "build/$cmd.wasm"
 done
 cp "$goroot/lib/wasm/wasm_exec.js" build/wasm_exec.js
