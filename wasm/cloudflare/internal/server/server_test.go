@@ -120,6 +120,9 @@ func TestHealthAndPage(t *testing.T) {
 			h.Model.ID != s.Config().ModelID || h.Limits.Context != 256 || h.Limits.MaxTokensCap != 64 || h.Model.Source != "embedded" {
 			t.Errorf("health %+v", h)
 		}
+		if mem := h.Instance.Memory; mem.HeapAlloc == 0 || mem.Sys < mem.HeapAlloc || mem.HeapSys < mem.HeapAlloc {
+			t.Errorf("memory %+v", mem)
+		}
 	}
 	w := do(t, s, "GET", "/", "", "Accept", "text/html,application/xhtml+xml,application/json;q=0.9")
 	if w.Code != 200 || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") || !strings.Contains(w.Body.String(), "<form") {
