@@ -127,7 +127,7 @@ PICOLM_WORKER_MODEL_SOURCE=embedded PICOLM_SOAK_SECONDS="${PICOLM_SOAK_SECONDS:-
 "$WORKERD" serve wasm/cloudflare/config-faults.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
 pid=$!
 waitport "$port"
-PICOLM_WORKER_FAULTS_URL="http://127.0.0.1:$port" e2e "build-faults/ (instances taken down)" TestE2EFaults
+PICOLM_WORKER_FAULTS_URL="http://127.0.0.1:$port" e2e "build-faults/ (instances taken down)" "TestE2EFaults|TestE2ESlowUpload"
 
 # The free bundle: the model directory starts empty (the first request must
 # fail with the fetch's 404 and the next one fetch again: TestE2E puts the

@@ -6,7 +6,10 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -112,6 +115,36 @@ func TestE2EFaults(t *testing.T) {
 			t.Errorf("after the timeout: %q, want %q", got, want)
 		}
 	})
+}
+
+// A body that is still arriving after REQUEST_TIMEOUT_MS (a trickle, or a
+// client that announced more than it sends) gets a 408.
+func TestE2ESlowUpload(t *testing.T) {
+	base := os.Getenv("PICOLM_WORKER_FAULTS_URL")
+	if base == "" {
+		t.Skip("PICOLM_WORKER_FAULTS_URL not set: run scripts/test-workers.sh")
+	}
+	u, _ := url.Parse(base)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t0 := time.Now()
+	fmt.Fprintf(conn, "POST /v1/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"prompt\":", u.Host)
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("after %v: %v", time.Since(t0), err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	e, err := apitest.DecodeError(b)
+	if res.StatusCode != http.StatusRequestTimeout || err != nil || e.Code() != "timeout" {
+		t.Errorf("%d %s: want a 408 timeout error", res.StatusCode, b)
+	}
+	if d := time.Since(t0); d < 4*time.Second {
+		t.Errorf("answered after %v, before REQUEST_TIMEOUT_MS", d)
+	}
 }
 
 // lastEvent reads an event stream to its end and returns its last data

@@ -104,11 +104,11 @@ function newBody(inst) {
       start(c) { ctrl = c; },
       pull() {
         body.wanted = Date.now();
-        if (onDemand) onDemand();
+        demand();
       },
       cancel() {
         cancelled = true;
-        if (onDemand) onDemand();
+        demand();
         end();
       },
     }),
@@ -131,16 +131,9 @@ function newBody(inst) {
     // error event (an event stream) or an error (anything else).
     abort(why, code = null) {
       if (body.done) return;
-      const tell = onDemand;
       cancelled = true;
+      demand();
       end();
-      if (tell) {
-        try {
-          tell();
-        } catch {
-          // a dead instance: nothing to tell
-        }
-      }
       try {
         if (body.sse) {
           ctrl.enqueue(encoder.encode(`data: ${JSON.stringify(errorBody(why, "server_error", code))}\n\n`));
@@ -153,6 +146,16 @@ function newBody(inst) {
       }
     },
   };
+  // demand calls Go's demand handler. A call into an instance that has just
+  // died throws; that must not error the stream (the watchdog ends it with
+  // an error event at its next tick).
+  function demand() {
+    try {
+      if (onDemand) onDemand();
+    } catch {
+      // the instance is dead: _resume marked it
+    }
+  }
   function end() {
     onDemand = null;
     body.done = true;
@@ -168,20 +171,38 @@ globalThis.picolmTakeBody = (id) => {
   return b;
 };
 
-// readLimited reads a request body, stopping after limit + 1 bytes.
-async function readLimited(body, limit) {
+// readLimited reads a request body, stopping after limit + 1 bytes; one
+// still arriving after timeoutMs is an error.
+async function readLimited(body, limit, timeoutMs) {
   const reader = body.getReader();
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    reader.cancel().catch(() => {});
+  }, timeoutMs);
   const parts = [];
   let n = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    parts.push(value);
-    n += value.byteLength;
-    if (n > limit) {
-      await reader.cancel();
-      break;
+  try {
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (e) {
+        if (!late) throw e;
+      }
+      if (late) {
+        throw new Error(`the body was still arriving after REQUEST_TIMEOUT_MS (${timeoutMs} ms)`);
+      }
+      if (chunk.done) break;
+      parts.push(chunk.value);
+      n += chunk.value.byteLength;
+      if (n > limit) {
+        await reader.cancel();
+        break;
+      }
     }
+  } finally {
+    clearTimeout(timer);
   }
   const out = new Uint8Array(Math.min(n, limit + 1));
   let off = 0;
@@ -327,10 +348,12 @@ async function fetch(req, env, ctx) {
   const init = { method: req.method, headers: new Headers(req.headers) };
   if (req.body !== null) {
     try {
-      init.body = await readLimited(req.body, s.MAX_BODY_BYTES);
+      init.body = await readLimited(req.body, s.MAX_BODY_BYTES, s.REQUEST_TIMEOUT_MS);
     } catch (e) {
-      // The client went away mid-upload (or sent a broken chunked body).
-      return Response.json(errorBody(`reading the request body failed: ${e.message}`, "invalid_request_error", null), { status: 400 });
+      // Too slow (408), or the client went away mid-upload.
+      const late = e.message.includes("REQUEST_TIMEOUT_MS");
+      return Response.json(errorBody(`reading the request body failed: ${e.message}`, "invalid_request_error", late ? "timeout" : null),
+        { status: late ? 408 : 400 });
     }
   }
   if (inst.dead) {
