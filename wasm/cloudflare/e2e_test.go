@@ -29,18 +29,11 @@ import (
 // first request is the cold one (instantiating the Go module and loading the
 // model). Expected texts come from the engine run natively in this process.
 func TestE2E(t *testing.T) {
-	base := os.Getenv("PICOLM_WORKER_URL")
-	if base == "" {
-		t.Skip("PICOLM_WORKER_URL not set: run scripts/test-workers.sh")
-	}
-	m := loadNative(t)
-	client := &http.Client{Timeout: 60 * time.Second}
+	base, m, client := worker(t, "PICOLM_WORKER_URL")
 
 	// Latency: the first request pays for the instance and the model; the
 	// later ones find both in place.
-	const prompt = "Once upon a time"
-	want := greedy(t, m, prompt, 32)
-	body := fmt.Sprintf(`{"prompt":%q,"max_tokens":32,"temperature":0}`, prompt)
+	want, body := greedyPair(t, m, "Once upon a time", 32)
 	if dir := os.Getenv("PICOLM_WORKER_MODEL_DIR"); dir != "" {
 		fetchRetry(t, client, base, body, dir)
 	}
@@ -311,6 +304,28 @@ func fetchRetry(t *testing.T, c *http.Client, base, body, dir string) {
 	}
 }
 
+// worker returns the Worker's URL, from the environment variable env (the
+// test is skipped without it: scripts/test-workers.sh sets it), the model
+// loaded natively for the expected texts, and a client.
+func worker(t *testing.T, env string) (string, *engine.Model, *http.Client) {
+	base := os.Getenv(env)
+	if base == "" {
+		t.Skipf("%s not set: run scripts/test-workers.sh", env)
+	}
+	return base, loadNative(t), &http.Client{Timeout: 60 * time.Second}
+}
+
+// greedyPair is the engine's greedy text of n tokens after prompt, and the
+// completions request that asks the Worker for it.
+func greedyPair(t *testing.T, m *engine.Model, prompt string, n int) (want, body string) {
+	return greedy(t, m, prompt, n), greedyBody(prompt, n, false)
+}
+
+// greedyBody is a completions request for n greedy tokens after prompt.
+func greedyBody(prompt string, n int, stream bool) string {
+	return fmt.Sprintf(`{"prompt":%q,"max_tokens":%d,"temperature":0,"stream":%v}`, prompt, n, stream)
+}
+
 func loadNative(t *testing.T) *engine.Model {
 	f, err := gguf.Parse(defaultmodel.Bytes())
 	if err != nil {
@@ -388,21 +403,11 @@ func health(t *testing.T, c *http.Client, base string) server.Health {
 
 func textOf(t *testing.T, b []byte) string {
 	t.Helper()
-	c, err := apitest.DecodeCompletion(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.Text()
+	return apitest.MustCompletion(t, b).Text()
 }
 
 func parseSSE(t *testing.T, b []byte) (text, finish string, chunks int) {
 	t.Helper()
-	st, err := apitest.ParseSSE(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Error != nil {
-		t.Fatalf("the stream ended with an error: %s", st.Error.Error.Message)
-	}
+	st := apitest.MustStream(t, b)
 	return st.Text, st.Finish, st.Chunks
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"time"
@@ -26,7 +27,7 @@ func withFaults(h http.Handler) http.Handler {
 		case "/_fault/exit":
 			os.Exit(3)
 		case "/_fault/stack":
-			deep(1 << 22)
+			fmt.Fprintln(w, deep(1<<22)) // never gets here
 		case "/_fault/hang":
 			select {}
 		case "/_fault/panic":

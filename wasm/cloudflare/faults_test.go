@@ -18,6 +18,27 @@ import (
 	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/apitest"
 )
 
+// lastEvent reads an event stream to its end and returns its last data
+// line ("" if it had none, or the transport error).
+func lastEvent(c *http.Client, url string) string {
+	res, err := c.Get(url)
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	last := ""
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: ")); ok {
+			last = string(data)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err.Error()
+	}
+	return last
+}
+
 // TestE2EFaults runs against the bundle of `build.sh --faults` on workerd
 // (config-faults.capnp: STALL_TIMEOUT_MS 2000, REQUEST_TIMEOUT_MS 4000;
 // scripts/test-workers.sh sets PICOLM_WORKER_FAULTS_URL). Its /_fault/
@@ -28,15 +49,8 @@ import (
 // Before the glue and bridge knew how, the first two left every later
 // request with "Go program has already exited" and the third hung.
 func TestE2EFaults(t *testing.T) {
-	base := os.Getenv("PICOLM_WORKER_FAULTS_URL")
-	if base == "" {
-		t.Skip("PICOLM_WORKER_FAULTS_URL not set: run scripts/test-workers.sh")
-	}
-	m := loadNative(t)
-	client := &http.Client{Timeout: 60 * time.Second}
-	const prompt = "Once upon a time"
-	want := greedy(t, m, prompt, 16)
-	body := fmt.Sprintf(`{"prompt":%q,"max_tokens":16,"temperature":0}`, prompt)
+	base, m, client := worker(t, "PICOLM_WORKER_FAULTS_URL")
+	want, body := greedyPair(t, m, "Once upon a time", 16)
 	if got := completion(t, client, base, body); got != want {
 		t.Fatalf("before: %q, want %q", got, want)
 	}
@@ -145,25 +159,4 @@ func TestE2ESlowUpload(t *testing.T) {
 	if d := time.Since(t0); d < 4*time.Second {
 		t.Errorf("answered after %v, before REQUEST_TIMEOUT_MS", d)
 	}
-}
-
-// lastEvent reads an event stream to its end and returns its last data
-// line ("" if it had none, or the transport error).
-func lastEvent(c *http.Client, url string) string {
-	res, err := c.Get(url)
-	if err != nil {
-		return err.Error()
-	}
-	defer res.Body.Close()
-	last := ""
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		if data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: ")); ok {
-			last = string(data)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return err.Error()
-	}
-	return last
 }

@@ -34,26 +34,21 @@ import (
 // reports what it sent and got by kind, and the memory over time: workerd's
 // RSS (/proc, PICOLM_WORKERD_PID) and the Go instance's (/health).
 func TestSoak(t *testing.T) {
-	base := os.Getenv("PICOLM_WORKER_URL")
 	secs, _ := strconv.Atoi(os.Getenv("PICOLM_SOAK_SECONDS"))
-	if base == "" || secs <= 0 {
-		t.Skip("PICOLM_WORKER_URL and PICOLM_SOAK_SECONDS not set: run scripts/test-workers.sh")
+	if secs <= 0 {
+		t.Skip("PICOLM_SOAK_SECONDS not set: run scripts/test-workers.sh")
 	}
+	base, m, client := worker(t, "PICOLM_WORKER_URL")
 	pid := os.Getenv("PICOLM_WORKERD_PID")
-	m := loadNative(t)
-	client := &http.Client{Timeout: 60 * time.Second}
 
 	prompts := []string{"Once upon a time", "The little dog", "Lily and Tom", "The sun was hot"}
 	want := map[string]string{}
 	for _, p := range prompts {
 		want[p] = greedy(t, m, p, 24)
 	}
-	greedyBody := func(p string, stream bool) string {
-		return fmt.Sprintf(`{"prompt":%q,"max_tokens":24,"temperature":0,"stream":%v}`, p, stream)
-	}
 	checkGreedy := func(when string) {
 		for _, p := range prompts {
-			if got := completion(t, client, base, greedyBody(p, false)); got != want[p] {
+			if got := completion(t, client, base, greedyBody(p, 24, false)); got != want[p] {
 				t.Errorf("%s: %q gave %q, want %q", when, p, got, want[p])
 			}
 		}
@@ -62,7 +57,7 @@ func TestSoak(t *testing.T) {
 	h0 := health(t, client, base)
 	workers := 2*h0.Limits.Sessions + 2
 
-	kinds := soakKinds(base, prompts, want, greedyBody)
+	kinds := soakKinds(base, prompts, want)
 	stats := make([]soakStat, len(kinds))
 	var failures atomic.Int64
 	fail := func(format string, args ...any) {
@@ -162,7 +157,7 @@ type soakKind struct {
 
 // soakKinds is the traffic: valid requests whose answers are known (the
 // greedy texts), and hostile ones, each with the status it must get.
-func soakKinds(base string, prompts []string, want map[string]string, greedyBody func(string, bool) string) []soakKind {
+func soakKinds(base string, prompts []string, want map[string]string) []soakKind {
 	// expect sends a request and checks the status and that the body is
 	// well formed (apitest.Check).
 	expect := func(method, path, ctype, body string, status int) func(*http.Client, *rand.Rand) error {
@@ -178,7 +173,7 @@ func soakKinds(base string, prompts []string, want map[string]string, greedyBody
 	kinds := []soakKind{
 		{"greedy completion", func(c *http.Client, rng *rand.Rand) error {
 			p := prompts[rng.IntN(len(prompts))]
-			b, err := send(c, base, "POST", cmpl, ct, greedyBody(p, false), 200)
+			b, err := send(c, base, "POST", cmpl, ct, greedyBody(p, 24, false), 200)
 			if err != nil {
 				return err
 			}
@@ -189,7 +184,7 @@ func soakKinds(base string, prompts []string, want map[string]string, greedyBody
 		}},
 		{"greedy stream", func(c *http.Client, rng *rand.Rand) error {
 			p := prompts[rng.IntN(len(prompts))]
-			b, err := send(c, base, "POST", cmpl, ct, greedyBody(p, true), 200)
+			b, err := send(c, base, "POST", cmpl, ct, greedyBody(p, 24, true), 200)
 			if err != nil {
 				return err
 			}

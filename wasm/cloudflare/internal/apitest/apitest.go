@@ -1,9 +1,8 @@
 // Package apitest is the Worker's OpenAI-style API as a client sees it, for
-// the tests: the response shapes, declared here independently of the
-// server's own types (so a test decoding with them checks the wire format,
-// not the server against itself), the server-sent-event parser, and Check,
-// which tells a well-formed answer from a malformed one. internal/server's
-// tests use it natively, the end-to-end and soak tests over HTTP on workerd.
+// the tests: decoding answers into the wire types (internal/openai), the
+// server-sent-event parser, and Check, which tells a well-formed answer from
+// a malformed one. internal/server's tests use it natively, the end-to-end
+// and soak tests over HTTP on workerd.
 package apitest
 
 import (
@@ -15,99 +14,14 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"testing"
+
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 )
 
-// Error is OpenAI's error object.
-type Error struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	} `json:"error"`
-}
-
-// Param is the error's param, "" for null.
-func (e Error) Param() string {
-	if e.Error.Param == nil {
-		return ""
-	}
-	return *e.Error.Param
-}
-
-// Code is the error's code, "" for null.
-func (e Error) Code() string {
-	if e.Error.Code == nil {
-		return ""
-	}
-	return *e.Error.Code
-}
-
-// Completion is a completions or chat-completions response, or one chunk of
-// a streamed one.
-type Completion struct {
-	ID      string   `json:"id"`
-	Object  string   `json:"object"`
-	Created int64    `json:"created"`
-	Model   string   `json:"model"`
-	Choices []Choice `json:"choices"`
-	Usage   *Usage   `json:"usage"`
-}
-
-// Choice is one of a Completion's choices: Text for completions, Message
-// (whole) or Delta (streamed) for chat.
-type Choice struct {
-	Index        int      `json:"index"`
-	Text         *string  `json:"text"`
-	Message      *Message `json:"message"`
-	Delta        *Message `json:"delta"`
-	FinishReason *string  `json:"finish_reason"`
-}
-
-// Message is a chat message or delta.
-type Message struct {
-	Role    string  `json:"role"`
-	Content *string `json:"content"`
-}
-
-// Usage is the token accounting.
-type Usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-}
-
-// Text is the first choice's text, message content or delta content.
-func (c Completion) Text() string {
-	if len(c.Choices) == 0 {
-		return ""
-	}
-	ch := c.Choices[0]
-	switch {
-	case ch.Text != nil:
-		return *ch.Text
-	case ch.Message != nil && ch.Message.Content != nil:
-		return *ch.Message.Content
-	case ch.Delta != nil && ch.Delta.Content != nil:
-		return *ch.Delta.Content
-	}
-	return ""
-}
-
-// Finish is the first choice's finish_reason, "" for null.
-func (c Completion) Finish() string {
-	if len(c.Choices) == 0 || c.Choices[0].FinishReason == nil {
-		return ""
-	}
-	return *c.Choices[0].FinishReason
-}
-
 // DecodeCompletion decodes a JSON completion.
-func DecodeCompletion(b []byte) (Completion, error) {
-	var c Completion
+func DecodeCompletion(b []byte) (openai.Completion, error) {
+	var c openai.Completion
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, fmt.Errorf("not a completion: %v: %.300s", err, b)
 	}
@@ -116,8 +30,8 @@ func DecodeCompletion(b []byte) (Completion, error) {
 
 // DecodeError decodes an error body and checks that it is an OpenAI error
 // object: a message and a type.
-func DecodeError(b []byte) (Error, error) {
-	var e Error
+func DecodeError(b []byte) (openai.Error, error) {
+	var e openai.Error
 	if err := json.Unmarshal(b, &e); err != nil {
 		return e, fmt.Errorf("error body is not JSON: %v: %.300s", err, b)
 	}
@@ -129,11 +43,11 @@ func DecodeError(b []byte) (Error, error) {
 
 // Stream is a parsed event stream.
 type Stream struct {
-	Text   string // the text chunks, concatenated
-	Finish string // the finish_reason of the last chunk that had one
-	Chunks int    // chunks that carried text
-	Usage  *Usage // from the usage chunk (stream_options.include_usage)
-	Error  *Error // the error event that ended the stream, if one did
+	Text   string        // the text chunks, concatenated
+	Finish string        // the finish_reason of the last chunk that had one
+	Chunks int           // chunks that carried text
+	Usage  *openai.Usage // from the usage chunk (stream_options.include_usage)
+	Error  *openai.Error // the error event that ended the stream, if one did
 }
 
 // ParseSSE parses a completions event stream strictly: only "data: " lines
@@ -256,4 +170,28 @@ func Check(method, path string, status int, h http.Header, body []byte) error {
 		}
 	}
 	return fmt.Errorf("%s %s: 200 with Content-Type %q", method, path, h.Get("Content-Type"))
+}
+
+// MustCompletion decodes a completion, failing t if b is not one.
+func MustCompletion(t testing.TB, b []byte) openai.Completion {
+	t.Helper()
+	c, err := DecodeCompletion(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// MustStream parses an event stream, failing t unless it is well formed and
+// ended with [DONE] (not an error event).
+func MustStream(t testing.TB, b []byte) Stream {
+	t.Helper()
+	st, err := ParseSSE(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Error != nil {
+		t.Fatalf("the stream ended with an error: %s", st.Error.Error.Message)
+	}
+	return st
 }

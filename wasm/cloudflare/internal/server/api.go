@@ -14,6 +14,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/sample"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 )
 
 // request is the union of the completions and chat-completions bodies, as
@@ -286,46 +287,34 @@ func readRequest(o object) (req request, aerr *apiError) {
 	}
 	req.Stream = stream != nil && *stream
 
-	if raw, ok := o.get("stream_options"); ok {
-		so, _, aerr := asObject(raw, "stream_options")
-		if aerr != nil {
-			return req, aerr
-		}
-		if aerr := so.only("include_usage", "include_obfuscation"); aerr != nil {
-			return req, aerr
-		}
-		if _, given := so.get("include_obfuscation"); given {
-			if aerr := falseOnly("the stream is not padded")(so, "include_obfuscation"); aerr != nil {
-				return req, aerr
-			}
-		}
-		u, aerr := so.boolean("include_usage")
-		if aerr != nil {
-			return req, aerr
-		}
-		req.StreamOptions = &struct{ IncludeUsage bool }{u != nil && *u}
+	so, ok, aerr := o.member("stream_options", []string{"include_usage", "include_obfuscation"},
+		namedCheck{"include_obfuscation", falseOnly("the stream is not padded")})
+	var usage *bool
+	if aerr == nil {
+		usage, aerr = so.boolean("include_usage")
 	}
-	if raw, ok := o.get("response_format"); ok {
-		rf, _, aerr := asObject(raw, "response_format")
-		if aerr != nil {
-			return req, aerr
-		}
-		if aerr := rf.only("type", "json_schema"); aerr != nil {
-			return req, aerr
-		}
-		t, aerr := rf.str("type")
-		if aerr != nil {
-			return req, aerr
-		}
+	if ok && aerr == nil {
+		req.StreamOptions = &struct{ IncludeUsage bool }{usage != nil && *usage}
+	}
+
+	rf, ok, e := o.member("response_format", []string{"type", "json_schema"})
+	var typ *string
+	if e == nil {
+		typ, e = rf.str("type")
+	}
+	if _, schema := rf.get("json_schema"); e == nil && schema && (typ == nil || *typ != "json_schema") {
+		e = badRequest("response_format.json_schema", "response_format.json_schema goes with type \"json_schema\", which is not supported")
+	}
+	if ok && e == nil {
 		req.ResponseFormat = &struct{ Type string }{}
-		if t != nil {
-			req.ResponseFormat.Type = *t
-		}
-		if _, given := rf.get("json_schema"); given && req.ResponseFormat.Type != "json_schema" {
-			return req, badRequest("response_format.json_schema", "response_format.json_schema goes with type \"json_schema\", which is not supported")
+		if typ != nil {
+			req.ResponseFormat.Type = *typ
 		}
 	}
-	return req, nil
+	if aerr == nil {
+		aerr = e
+	}
+	return req, aerr
 }
 
 func parsePrompt(raw json.RawMessage) (string, *apiError) {
@@ -426,23 +415,13 @@ func checkMessageFields(m object) *apiError {
 	if aerr := m.only("role", "content", "name", "refusal", "tool_calls", "function_call", "audio"); aerr != nil {
 		return aerr
 	}
-	for _, f := range []struct {
-		name  string
-		check check
-	}{
-		{"audio", nullOnly("there is no audio")},
-		{"function_call", nullOnly(noTools)},
-		{"name", emptyString("the chat format has no participant names")},
-		{"refusal", nullOnly("a refusal is not part of the chat format")},
-		{"tool_calls", emptyArray(noTools)},
-	} {
-		if _, given := m.get(f.name); given {
-			if aerr := f.check(m, f.name); aerr != nil {
-				return aerr
-			}
-		}
-	}
-	return nil
+	return m.checkGiven(
+		namedCheck{"audio", nullOnly("there is no audio")},
+		namedCheck{"function_call", nullOnly(noTools)},
+		namedCheck{"name", emptyString("the chat format has no participant names")},
+		namedCheck{"refusal", nullOnly("a refusal is not part of the chat format")},
+		namedCheck{"tool_calls", emptyArray(noTools)},
+	)
 }
 
 // messageContent reads a message's content: a string, or an array of
@@ -511,30 +490,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// errorBody is OpenAI's error object.
-type errorBody struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	} `json:"error"`
-}
-
-func newErrorBody(typ, param, code, msg string) errorBody {
-	var e errorBody
-	e.Error.Message, e.Error.Type = msg, typ
-	if param != "" {
-		e.Error.Param = &param
-	}
-	if code != "" {
-		e.Error.Code = &code
-	}
-	return e
-}
-
 func writeError(w http.ResponseWriter, status int, typ, param, code, msg string) {
-	writeJSON(w, status, newErrorBody(typ, param, code, msg))
+	writeJSON(w, status, openai.NewError(typ, param, code, msg))
 }
 
 func (e *apiError) write(w http.ResponseWriter) {

@@ -103,75 +103,97 @@ func wrongType(param string, raw json.RawMessage, want string) *apiError {
 	return badRequest(param, "wrong type for %s: got %s, want %s", param, kindOf(raw), want)
 }
 
-func (o object) str(name string) (*string, *apiError) {
+// scalar reads member name as a T, a JSON value of kind (kindOf).
+func scalar[T any](o object, name, kind string) (*T, *apiError) {
 	raw, ok := o.get(name)
 	if !ok {
 		return nil, nil
 	}
-	var s string
-	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return nil, wrongType(o.param(name), raw, "a string")
+	var v T
+	if kindOf(raw) != kind || json.Unmarshal(raw, &v) != nil {
+		return nil, wrongType(o.param(name), raw, kind)
 	}
-	return &s, nil
+	return &v, nil
 }
 
-func (o object) boolean(name string) (*bool, *apiError) {
+func (o object) str(name string) (*string, *apiError) { return scalar[string](o, name, "a string") }
+
+func (o object) boolean(name string) (*bool, *apiError) { return scalar[bool](o, name, "a boolean") }
+
+// member reads member name as an object (ok false: not given) whose
+// members are among known and pass checks.
+func (o object) member(name string, known []string, checks ...namedCheck) (v object, ok bool, aerr *apiError) {
+	raw, _ := o.get(name)
+	v, ok, aerr = asObject(raw, o.param(name))
+	if ok && aerr == nil {
+		aerr = v.only(known...)
+	}
+	if ok && aerr == nil {
+		aerr = v.checkGiven(checks...)
+	}
+	return v, ok, aerr
+}
+
+// namedCheck is the check of one member.
+type namedCheck struct {
+	name  string
+	check check
+}
+
+// checkGiven runs the checks of the members that are given.
+func (o object) checkGiven(checks ...namedCheck) *apiError {
+	for _, c := range checks {
+		if _, given := o.get(c.name); given {
+			if aerr := c.check(o, c.name); aerr != nil {
+				return aerr
+			}
+		}
+	}
+	return nil
+}
+
+// float reads member name, a JSON number, as a float64 (±Inf when too
+// large for one); want names the type the member must have, for errors.
+func (o object) float(name, want string) (json.RawMessage, *float64, *apiError) {
 	raw, ok := o.get(name)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var b bool
-	if kindOf(raw) != "a boolean" || json.Unmarshal(raw, &b) != nil {
-		return nil, wrongType(o.param(name), raw, "a boolean")
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if kindOf(raw) != "a number" || (err != nil && !isRange(err)) {
+		return raw, nil, wrongType(o.param(name), raw, want)
 	}
-	return &b, nil
+	return raw, &f, nil
 }
 
 // number reads a JSON number as a float64. One too large for a float64
 // (1e309) is out of range; one too small (1e-400) is 0, as in JSON parsers
 // everywhere.
 func (o object) number(name string) (*float64, *apiError) {
-	raw, ok := o.get(name)
-	if !ok {
-		return nil, nil
-	}
-	if kindOf(raw) != "a number" {
-		return nil, wrongType(o.param(name), raw, "a number")
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil && !isRange(err) {
-		return nil, wrongType(o.param(name), raw, "a number")
-	}
-	if math.IsInf(f, 0) {
+	raw, f, aerr := o.float(name, "a number")
+	if f != nil && math.IsInf(*f, 0) {
 		return nil, badRequest(o.param(name), "%s: %s is out of range: a number here must be within ±1.8e308 (a float64)", o.param(name), clip(raw))
 	}
-	return &f, nil
+	return f, aerr
 }
 
 // integer reads a JSON number that is a whole number: 3, -7, 1e3 and 2.0
 // are, 1.5 is not. One outside the 64-bit range is out of range.
 func (o object) integer(name string) (*int64, *apiError) {
-	raw, ok := o.get(name)
-	if !ok {
-		return nil, nil
-	}
-	if kindOf(raw) != "a number" {
-		return nil, wrongType(o.param(name), raw, "an integer")
+	raw, f, aerr := o.float(name, "an integer")
+	if f == nil {
+		return nil, aerr
 	}
 	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		return &n, nil
+		return &n, nil // exact, beyond float64's 2^53 too
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil && !isRange(err) {
-		return nil, wrongType(o.param(name), raw, "an integer")
-	}
-	if !math.IsInf(f, 0) && f != math.Trunc(f) {
+	if !math.IsInf(*f, 0) && *f != math.Trunc(*f) {
 		return nil, badRequest(o.param(name), "%s must be an integer, not %s", o.param(name), clip(raw))
 	}
-	if math.IsInf(f, 0) || f < math.MinInt64 || f >= math.MaxInt64 {
+	if math.IsInf(*f, 0) || *f < math.MinInt64 || *f >= math.MaxInt64 {
 		return nil, badRequest(o.param(name), "%s: %s is out of range: an integer here must fit in 64 bits (±9.2e18)", o.param(name), clip(raw))
 	}
-	n := int64(f)
+	n := int64(*f)
 	return &n, nil
 }
 
@@ -335,35 +357,24 @@ func anyBool(o object, name string) *apiError {
 	return aerr
 }
 
-func falseOnly(why string) check {
+// onlyValue accepts a member whose value, as read, is harmless.
+func onlyValue[T comparable](read func(object, string) (*T, *apiError), harmless T, why, instead string) check {
 	return func(o object, name string) *apiError {
-		b, aerr := o.boolean(name)
-		if aerr == nil && *b {
-			aerr = notSupported(o.param(name), why, "false")
+		v, aerr := read(o, name)
+		if aerr == nil && *v != harmless {
+			aerr = notSupported(o.param(name), why, instead)
 		}
 		return aerr
 	}
 }
 
-func oneOnly(why string) check {
-	return func(o object, name string) *apiError {
-		n, aerr := o.integer(name)
-		if aerr == nil && *n != 1 {
-			aerr = notSupported(o.param(name), why, "1")
-		}
-		return aerr
-	}
-}
+func falseOnly(why string) check { return onlyValue(object.boolean, false, why, "false") }
 
-func zeroOnly(why string) check {
-	return func(o object, name string) *apiError {
-		n, aerr := o.integer(name)
-		if aerr == nil && *n != 0 {
-			aerr = notSupported(o.param(name), why, "0")
-		}
-		return aerr
-	}
-}
+func oneOnly(why string) check { return onlyValue(object.integer, 1, why, "1") }
+
+func zeroOnly(why string) check { return onlyValue(object.integer, 0, why, "0") }
+
+func emptyString(why string) check { return onlyValue(object.str, "", why, `""`) }
 
 func zeroPenalty(o object, name string) *apiError {
 	f, aerr := o.number(name)
@@ -377,16 +388,6 @@ func zeroPenalty(o object, name string) *apiError {
 		return notSupported(o.param(name), "the sampler has no penalties", "0")
 	}
 	return nil
-}
-
-func emptyString(why string) check {
-	return func(o object, name string) *apiError {
-		s, aerr := o.str(name)
-		if aerr == nil && *s != "" {
-			aerr = notSupported(o.param(name), why, `""`)
-		}
-		return aerr
-	}
 }
 
 func emptyObject(why string) check {

@@ -16,6 +16,7 @@ import (
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/apitest"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
 )
 
@@ -78,7 +79,7 @@ func do(t testing.TB, h http.Handler, method, path, body string, hdr ...string) 
 	return w
 }
 
-func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, param string) apitest.Error {
+func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, param string) openai.Error {
 	t.Helper()
 	if w.Code != status {
 		t.Fatalf("status %d, want %d; body %s", w.Code, status, w.Body)
@@ -94,15 +95,6 @@ func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, param str
 		t.Errorf("param %q, want %q (%s)", got, param, e.Error.Message)
 	}
 	return e
-}
-
-func decode(t testing.TB, b []byte) apitest.Completion {
-	t.Helper()
-	c, err := apitest.DecodeCompletion(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 func TestHealthAndPage(t *testing.T) {
@@ -229,7 +221,7 @@ func TestCompletionGreedyMatchesEngine(t *testing.T) {
 		if w.Code != 200 {
 			t.Fatalf("%d %s", w.Code, w.Body)
 		}
-		c := decode(t, w.Body.Bytes())
+		c := apitest.MustCompletion(t, w.Body.Bytes())
 		if c.Text() != want {
 			t.Errorf("%q: got %q, want %q", prompt, c.Text(), want)
 		}
@@ -246,14 +238,14 @@ func TestCompletionGreedyMatchesEngine(t *testing.T) {
 	// The same prompt again reuses the session's cache and gives the same text.
 	w1 := do(t, s, "POST", "/v1/completions", `{"prompt":"The cat","max_tokens":20,"temperature":0}`)
 	w2 := do(t, s, "POST", "/v1/completions", `{"prompt":"The cat","max_tokens":20,"temperature":0}`)
-	c1, c2 := decode(t, w1.Body.Bytes()), decode(t, w2.Body.Bytes())
+	c1, c2 := apitest.MustCompletion(t, w1.Body.Bytes()), apitest.MustCompletion(t, w2.Body.Bytes())
 	if c1.Text() != c2.Text() || c2.Usage.PromptTokensDetails.CachedTokens == 0 {
 		t.Errorf("repeat: %q vs %q, cached %d", c1.Text(), c2.Text(), c2.Usage.PromptTokensDetails.CachedTokens)
 	}
 	// A seeded sampled completion is reproducible; another seed differs.
-	a := decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":7}`).Body.Bytes()).Text()
-	b := decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":7}`).Body.Bytes()).Text()
-	c := decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":8}`).Body.Bytes()).Text()
+	a := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":7}`).Body.Bytes()).Text()
+	b := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":7}`).Body.Bytes()).Text()
+	c := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":8}`).Body.Bytes()).Text()
 	if a != b || a == c {
 		t.Errorf("seeds: %q %q %q", a, b, c)
 	}
@@ -261,18 +253,18 @@ func TestCompletionGreedyMatchesEngine(t *testing.T) {
 
 func TestMaxTokensCap(t *testing.T) {
 	s, _ := newServer(t, Config{MaxTokensCap: 8, DefaultMaxTokens: 5})
-	c := decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","max_tokens":100000,"temperature":0}`).Body.Bytes())
+	c := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","max_tokens":100000,"temperature":0}`).Body.Bytes())
 	if c.Usage.CompletionTokens != 8 || *c.Choices[0].FinishReason != "length" {
 		t.Errorf("capped: %+v %q", c.Usage, *c.Choices[0].FinishReason)
 	}
-	c = decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","temperature":0}`).Body.Bytes())
+	c = apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","temperature":0}`).Body.Bytes())
 	if c.Usage.CompletionTokens != 5 {
 		t.Errorf("default: %+v", c.Usage)
 	}
 	// The context bounds generation too: finish_reason "length".
 	s, m := newServer(t, Config{Context: 12, MaxTokensCap: 100})
 	n := len(m.Tokenizer.Encode("Once upon a time", true))
-	c = decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","max_tokens":100,"temperature":0}`).Body.Bytes())
+	c = apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","max_tokens":100,"temperature":0}`).Body.Bytes())
 	if c.Usage.CompletionTokens != 12-n || *c.Choices[0].FinishReason != "length" {
 		t.Errorf("context: %+v %q", c.Usage, *c.Choices[0].FinishReason)
 	}
@@ -295,7 +287,7 @@ func TestStopSequences(t *testing.T) {
 			if stream {
 				got, finish, _ = readSSE(t, w.Body.Bytes())
 			} else {
-				c := decode(t, w.Body.Bytes())
+				c := apitest.MustCompletion(t, w.Body.Bytes())
 				got, finish = c.Text(), *c.Choices[0].FinishReason
 			}
 			if got != want || finish != reason {
@@ -304,7 +296,7 @@ func TestStopSequences(t *testing.T) {
 		}
 	}
 	// A single string is accepted too.
-	c := decode(t, do(t, s, "POST", "/v1/completions", fmt.Sprintf(`{"prompt":"Once upon a time","max_tokens":60,"temperature":0,"stop":%q}`, full[20:26])).Body.Bytes())
+	c := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", fmt.Sprintf(`{"prompt":"Once upon a time","max_tokens":60,"temperature":0,"stop":%q}`, full[20:26])).Body.Bytes())
 	if c.Text() != full[:strings.Index(full, full[20:26])] {
 		t.Errorf("string stop: %q", c.Text())
 	}
@@ -344,17 +336,11 @@ func TestStopper(t *testing.T) {
 	}
 }
 
-// readSSE parses an event stream (apitest.ParseSSE): the concatenated
-// text, the finish reason and the number of text chunks.
+// readSSE parses an event stream: the concatenated text, the finish reason
+// and the number of text chunks.
 func readSSE(t testing.TB, b []byte) (text, finish string, chunks int) {
 	t.Helper()
-	st, err := apitest.ParseSSE(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Error != nil {
-		t.Fatalf("the stream ended with an error: %s", st.Error.Error.Message)
-	}
+	st := apitest.MustStream(t, b)
 	return st.Text, st.Finish, st.Chunks
 }
 
@@ -429,7 +415,7 @@ func TestChat(t *testing.T) {
 	if w.Code != 200 {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
-	c := decode(t, w.Body.Bytes())
+	c := apitest.MustCompletion(t, w.Body.Bytes())
 	if c.Object != "chat.completion" || !strings.HasPrefix(c.ID, "chatcmpl-") || c.Choices[0].Message == nil || c.Choices[0].Message.Role != "assistant" {
 		t.Fatalf("shape %s", w.Body)
 	}
@@ -455,7 +441,7 @@ func TestChat(t *testing.T) {
 	}
 	// Served: the usage shows the template's prompt was tokenized.
 	st, _ := newServer(t, Config{Chat: f})
-	c = decode(t, do(t, st, "POST", "/v1/chat/completions", `{"messages":[{"role":"system","content":"S"},{"role":"user","content":"U"}],"max_tokens":3,"temperature":0}`).Body.Bytes())
+	c = apitest.MustCompletion(t, do(t, st, "POST", "/v1/chat/completions", `{"messages":[{"role":"system","content":"S"},{"role":"user","content":"U"}],"max_tokens":3,"temperature":0}`).Body.Bytes())
 	if n := len(m.Tokenizer.Encode(got, true)); c.Usage.PromptTokens != n {
 		t.Errorf("templated prompt tokens %d, want %d", c.Usage.PromptTokens, n)
 	}
@@ -475,7 +461,7 @@ func TestJSONMode(t *testing.T) {
 			if path == "/v1/chat/completions" {
 				body = fmt.Sprintf(`{"messages":[{"role":"user","content":"Give JSON"}],"max_tokens":60,"temperature":1,"seed":%d,"response_format":{"type":"json_object"}}`, seed)
 			}
-			c := decode(t, do(t, s, "POST", path, body).Body.Bytes())
+			c := apitest.MustCompletion(t, do(t, s, "POST", path, body).Body.Bytes())
 			if !json.Valid([]byte(c.Text())) {
 				t.Errorf("%s seed %d: not JSON: %q (%s)", path, seed, c.Text(), *c.Choices[0].FinishReason)
 			}
@@ -515,7 +501,7 @@ func TestConcurrent(t *testing.T) {
 			if stream {
 				got, _, _ = readSSE(t, b)
 			} else {
-				got = decode(t, b).Text()
+				got = apitest.MustCompletion(t, b).Text()
 			}
 			if got != want[p] {
 				errs <- fmt.Errorf("request %d (%q, stream %v): %q, want %q", i, p, stream, got, want[p])
