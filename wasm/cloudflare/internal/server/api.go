@@ -287,34 +287,26 @@ func readRequest(o object) (req request, aerr *apiError) {
 	}
 	req.Stream = stream != nil && *stream
 
-	so, ok, aerr := o.member("stream_options", []string{"include_usage", "include_obfuscation"},
-		namedCheck{"include_obfuscation", falseOnly("the stream is not padded")})
-	var usage *bool
-	if aerr == nil {
-		usage, aerr = so.boolean("include_usage")
+	given, usage, aerr := subField[bool](o, "stream_options", "include_usage", "a boolean",
+		[]string{"include_usage", "include_obfuscation"}, namedCheck{"include_obfuscation", falseOnly("the stream is not padded")})
+	if aerr != nil {
+		return req, aerr
 	}
-	if ok && aerr == nil {
+	if given {
 		req.StreamOptions = &struct{ IncludeUsage bool }{usage != nil && *usage}
 	}
-
-	rf, ok, e := o.member("response_format", []string{"type", "json_schema"})
-	var typ *string
-	if e == nil {
-		typ, e = rf.str("type")
+	given, typ, aerr := subField[string](o, "response_format", "type", "a string",
+		[]string{"type", "json_schema"}, namedCheck{"json_schema", nullOnly(`there are no JSON-schema outputs (use type "json_object")`)})
+	if aerr != nil {
+		return req, aerr
 	}
-	if _, schema := rf.get("json_schema"); e == nil && schema && (typ == nil || *typ != "json_schema") {
-		e = badRequest("response_format.json_schema", "response_format.json_schema goes with type \"json_schema\", which is not supported")
-	}
-	if ok && e == nil {
+	if given {
 		req.ResponseFormat = &struct{ Type string }{}
 		if typ != nil {
 			req.ResponseFormat.Type = *typ
 		}
 	}
-	if aerr == nil {
-		aerr = e
-	}
-	return req, aerr
+	return req, nil
 }
 
 func parsePrompt(raw json.RawMessage) (string, *apiError) {

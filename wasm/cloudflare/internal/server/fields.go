@@ -134,6 +134,17 @@ func (o object) member(name string, known []string, checks ...namedCheck) (v obj
 	return v, ok, aerr
 }
 
+// subField reads member field of the object member name as a T, a JSON
+// value of kind; the object's members must be among known and pass checks.
+// given reports whether the object was.
+func subField[T any](o object, name, field, kind string, known []string, checks ...namedCheck) (given bool, v *T, aerr *apiError) {
+	sub, given, aerr := o.member(name, known, checks...)
+	if given && aerr == nil {
+		v, aerr = scalar[T](sub, field, kind)
+	}
+	return given, v, aerr
+}
+
 // namedCheck is the check of one member.
 type namedCheck struct {
 	name  string

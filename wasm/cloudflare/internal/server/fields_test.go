@@ -205,6 +205,8 @@ func TestFieldsNotIgnored(t *testing.T) {
 		{chat, `"audio":null,"prediction":null,"reasoning_effort":null,"verbosity":null,"web_search_options":null,"prompt_cache_key":"k","safety_identifier":"s"`},
 		{chat, `"prompt":null,"max_completion_tokens":2,"frequency_penalty":null`},
 		{cmpl, `"messages":null,"tools":null`},
+		{cmpl, "\"stream\" :\n\ttrue , \"stream_options\" : {\r\n \"include_usage\" : true } ,\"logit_bias\": { } ,\"temperature\" : 0.5 "},
+		{chat, "\"tools\" : [ \n ] , \"modalities\" : [ \"text\" ]"},
 		// An assistant message copied back from a response, with its nulls.
 		{chat, `"messages":[{"role":"user","content":"hi","name":""},{"role":"assistant","content":"Hello","refusal":null,"tool_calls":[],"function_call":null,"audio":null},{"role":"user","content":[{"type":"text","text":"more"}]}]`},
 	}
