@@ -8,7 +8,7 @@
 // Routes:
 //
 //	GET  /                     demo page; the health JSON when the request's Accept names application/json
-//	GET  /health               health JSON: model name and parameters, limits, instance counters
+//	GET  /health               health JSON: model name and parameters, limits, instance counters and memory
 //	GET  /v1/models            OpenAI model list (the one loaded model)
 //	POST /v1/completions       OpenAI completions (prompt)
 //	POST /v1/chat/completions  OpenAI chat completions (messages)
@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -216,7 +217,18 @@ type Health struct {
 		Requests   uint64 `json:"requests"`
 		Generating int64  `json:"generating"`
 		IdleSess   int    `json:"idle_sessions"`
+		Memory     Memory `json:"memory"`
 	} `json:"instance"`
+}
+
+// Memory is the Go runtime's memory (runtime.MemStats), in bytes. In the
+// Worker, Sys is about the WebAssembly memory the instance has grown to
+// (which never shrinks), HeapAlloc what is live of it.
+type Memory struct {
+	HeapAlloc uint64 `json:"heap_alloc_bytes"` // live heap objects
+	HeapSys   uint64 `json:"heap_sys_bytes"`   // heap obtained from the host
+	Sys       uint64 `json:"sys_bytes"`        // everything obtained from the host
+	NumGC     uint32 `json:"gc_cycles"`
 }
 
 // HealthModel describes the loaded model.
@@ -256,6 +268,9 @@ func (s *Server) health(w http.ResponseWriter) {
 	h.Instance.Requests = s.requests.Load()
 	h.Instance.Generating = s.active.Load()
 	h.Instance.IdleSess = s.pool.idleCount()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h.Instance.Memory = Memory{HeapAlloc: ms.HeapAlloc, HeapSys: ms.HeapSys, Sys: ms.Sys, NumGC: ms.NumGC}
 	writeJSON(w, http.StatusOK, h)
 }
 
