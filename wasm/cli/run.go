@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -99,11 +100,27 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	case len(positional) == 1:
 		o.model = positional[0]
 	}
-	o.threads = clampThreads(o.threads)
+	o.threads = capThreads(clampThreads(o.threads), stderr)
 	if o.n < 0 || o.ctx < 0 || o.threads < 0 || o.temp < 0 || o.topP < 0 || o.topP > 1 || o.minP < 0 || o.minP > 1 || o.topK < 0 {
 		return o, errors.New("a numeric flag is out of range (see -h)")
 	}
 	return o, nil
+}
+
+// maxThreadsPerCPU bounds -j: past a few goroutines per core a matrix
+// product only gains scheduling, and each goroutine costs memory (-j 10000000
+// once took 13 GB before printing anything).
+const maxThreadsPerCPU = 4
+
+// capThreads limits a -j value to maxThreadsPerCPU × the CPU count, saying so
+// on stderr when it lowers it.
+func capThreads(n int, stderr io.Writer) int {
+	limit := maxThreadsPerCPU * runtime.NumCPU()
+	if n > limit {
+		fmt.Fprintf(stderr, "picolm: -j %d is over %d threads per CPU (%d CPUs); using %d\n", n, maxThreadsPerCPU, runtime.NumCPU(), limit)
+		return limit
+	}
+	return n
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
