@@ -4,22 +4,18 @@ package gguf
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 )
 
 // Open maps the file at path into memory read-only and parses it. The
-// tensors' Data are views into the mapping; Close unmaps it.
+// tensors' Data are views into the mapping; Close unmaps it. A path that is
+// not a regular file is refused (ErrNotRegular) without blocking.
 func Open(path string) (*File, error) {
-	fd, err := os.Open(path)
+	fd, st, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fd.Close()
-	st, err := fd.Stat()
-	if err != nil {
-		return nil, err
-	}
 	size := st.Size()
 	if size == 0 {
 		return Parse(nil) // reports the truncated header

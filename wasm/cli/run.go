@@ -174,11 +174,11 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 		name, c.Arch, c.Layers, c.Dim, c.Heads, c.KVHeads, c.VocabSize, sess.Context(), c.FileTypeStr, time.Since(t0).Milliseconds())
 
 	if !o.hasPrompt {
-		b, err := io.ReadAll(io.LimitReader(stdin, 16<<20))
+		p, err := readPrompt(stdin)
 		if err != nil {
-			return fmt.Errorf("reading the prompt from stdin: %w", err)
+			return err
 		}
-		o.prompt = strings.TrimRight(string(b), "\n")
+		o.prompt = strings.TrimRight(p, "\n")
 	}
 	var prompt []int
 	if o.chat {
@@ -240,15 +240,17 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 // reuses the positions the prompt shares with it); any problem is reported
 // and the run continues without it.
 func loadCache(sess *engine.Session, path string, stderr io.Writer) {
-	b, err := os.ReadFile(path)
+	b, err := readCacheFile(path, sess.CacheFileSize(sess.Context()))
 	if errors.Is(err, os.ErrNotExist) {
 		return
 	}
 	if err == nil {
-		_, err = sess.ReadCache(b)
+		if _, err = sess.ReadCache(b); err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "picolm: %s: %v; continuing without it\n", path, err)
+		fmt.Fprintf(stderr, "picolm: %v; continuing without it\n", err)
 		sess.Rewind(0)
 	}
 }
@@ -257,10 +259,10 @@ func saveCache(sess *engine.Session, path string, n int, stderr io.Writer) {
 	var buf bytes.Buffer
 	err := sess.WriteCache(&buf, n)
 	if err == nil {
-		err = os.WriteFile(path, buf.Bytes(), 0o644)
+		err = writeCacheFile(path, buf.Bytes())
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "picolm: saving the KV cache to %s: %v\n", path, err)
+		fmt.Fprintf(stderr, "picolm: saving the KV cache: %v\n", err)
 		return
 	}
 	fmt.Fprintf(stderr, "picolm: KV cache: saved %d prompt tokens to %s\n", n, path)
