@@ -18,3 +18,16 @@ func TestWASIHostileFiles(t *testing.T) {
 		checkHostile(t, c, w.scratch, stdout, stderr, code)
 	}
 }
+
+// TestWASIJSONBudgets: --json with -n 1 to 4 under WASI prints one complete
+// JSON value, as natively.
+func TestWASIJSONBudgets(t *testing.T) {
+	w := buildWASI(t)
+	for _, args := range jsonBudgetRuns(3) {
+		stdout, stderr, code := w.run(t, args, "")
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		checkJSONOutput(t, args, stdout)
+	}
+}
