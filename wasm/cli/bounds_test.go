@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/picolm/picolm-wasm/gguf"
 )
 
 // TestThreadsCapped: -j 10000000 once started ten million goroutines (13 GB
@@ -70,6 +72,29 @@ func hostileFiles(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
+	// Models with a NaN weight: a Q8_0 block scale, an F32 norm.
+	for _, p := range []struct {
+		out, model, tensor string
+		at                 int
+		nan                []byte
+	}{
+		{"nan-q8.gguf", "tinyllamas-stories-260k-q8_0.gguf", "blk.0.attn_q.weight", 5 * 34, []byte{0x00, 0x7e}},
+		{"nan-norm.gguf", "stories260K.gguf", "blk.1.attn_norm.weight", 4 * 9, []byte{0x00, 0x00, 0xc0, 0x7f}},
+	} {
+		b, err := os.ReadFile(filepath.Join(testdata, p.model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ti, _ := f.Tensor(p.tensor)
+		copy(b[f.DataOffset+ti.Offset+uint64(p.at):], p.nan)
+		if err := os.WriteFile(filepath.Join(dir, p.out), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // hostileCase is one attack: the CLI's arguments for the files made by
@@ -100,6 +125,22 @@ var hostileCases = func() []hostileCase {
 		cs = append(cs, hostileCase{"model " + f.file + ".gguf", func(dir string) []string {
 			return []string{dir + "/" + f.file + ".gguf", "-n", "4", "-p", "Once"}
 		}, "", 1, f.want})
+	}
+	for _, f := range []struct {
+		file, flag, want string
+		code             int
+	}{
+		{"nan-q8.gguf", "", "NaN or infinite weight: blk.0.attn_q.weight (Q8_0) block 5 of 128 (row 2): scale d is NaN (--no-check loads it anyway)", 1},
+		{"nan-norm.gguf", "", "NaN or infinite weight: blk.1.attn_norm.weight (F32) block 9 of 64: element 9 is NaN", 1},
+		{"nan-q8.gguf", "--no-check", "loaded in", 0}, // and prints token 0 four times, as all such models did
+	} {
+		cs = append(cs, hostileCase{"model " + f.file + " " + f.flag, func(dir string) []string {
+			args := []string{dir + "/" + f.file, "-n", "4", "-p", "Once", "--ids"}
+			if f.flag != "" {
+				args = append(args, f.flag)
+			}
+			return args
+		}, "", f.code, f.want})
 	}
 	cs = append(cs, hostileCase{"17 MiB prompt on stdin", func(string) []string { return []string{"-n", "4"} },
 		strings.Repeat("Once upon a time ", 17<<20/17+1), 1, "longer than 16 MiB"})

@@ -37,6 +37,7 @@ type options struct {
 	cache     string
 	ids       bool
 	chat      bool
+	noCheck   bool
 }
 
 const usage = `usage: picolm [MODEL.gguf] [options]
@@ -57,6 +58,7 @@ Runs a Llama-architecture GGUF model. With no MODEL, the embedded stories260K ru
   --ids               print generated token ids instead of text
   --chat              the prompt is a user turn, formatted with the model's chat template
   --model FILE        the model (same as the positional MODEL)
+  --no-check          skip the load-time check for NaN and infinite weights
 `
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
@@ -79,6 +81,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.cache, "cache", "", "")
 	fs.BoolVar(&o.ids, "ids", false, "")
 	fs.BoolVar(&o.chat, "chat", false, "")
+	fs.BoolVar(&o.noCheck, "no-check", false, "")
 
 	// A positional MODEL may come before or after the flags.
 	var positional []string
@@ -160,7 +163,10 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer f.Close()
-	m, err := engine.Load(f)
+	m, err := engine.LoadWith(f, engine.LoadOptions{SkipWeightCheck: o.noCheck})
+	if errors.Is(err, engine.ErrWeights) {
+		err = fmt.Errorf("%w (--no-check loads it anyway)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
