@@ -307,3 +307,34 @@ test("a model split over 2 Workers generates what 1 Worker does", async () => {
     await context.close();
   }
 });
+
+test("JSON within any budget, and a model with a NaN weight refused (issue 13)", async () => {
+  const context = await browser.newContext();
+  const tinyURL = "json-tiny.gguf", nanURL = "nan-norm.gguf";
+  copyFileSync(tiny, join(server.models, tinyURL));
+  // The built-in model with a NaN in a norm: it used to load and print token 0 at every step.
+  execFileSync("go", ["run", "./wasm/browser/worker/internal/mkmodel", "-nan", "blk.1.attn_norm.weight:9", "-o", join(server.models, nanURL)], { cwd: root, stdio: "inherit", env: { ...process.env, GOTOOLCHAIN: "go1.27.3" } });
+  try {
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${server.url}web/test/api.html`);
+    await page.waitForFunction(() => window.ready);
+    // json: true with maxTokens 1-4 prints one complete value on both vocabularies (it printed "[" at 1).
+    const runs = await page.evaluate((u) => window.runJSONBudgets(u), [null, `${server.url}test-models/${tinyURL}`]);
+    assert.equal(runs.length, 2 * 4 * 4);
+    for (const r of runs) {
+      assert.doesNotThrow(() => JSON.parse(r.text), `${r.url ?? "built-in"} maxTokens ${r.n} seed ${r.seed}: ${JSON.stringify(r.text)}`);
+      assert.ok(r.generated >= 1 && r.generated <= r.n, `${r.generated} tokens for maxTokens ${r.n}`);
+    }
+    const e = await page.evaluate((u) => window.loadErrors(u), `${server.url}test-models/${nanURL}`);
+    for (const workers of ["1", "2"]) {
+      assert.match(e[workers], /NaN or infinite weight: blk\.1\.attn_norm\.weight \(F32\) block 9 of 64: element 9 is NaN/, `${workers} workers: ${e[workers]}`);
+    }
+    assert.deepEqual(errors, []);
+  } finally {
+    rmSync(join(server.models, tinyURL), { force: true });
+    rmSync(join(server.models, nanURL), { force: true });
+    await context.close();
+  }
+});
