@@ -25,16 +25,7 @@ func TestJSONTinyBudgets(t *testing.T) {
 				if seed == 0 {
 					p = sample.Params{} // greedy
 				}
-				var out []byte
-				count := 0
-				st, err := s.Generate(prompt, GenerateOptions{MaxTokens: budget, JSON: true, Sampling: p},
-					func(id int, b []byte) bool {
-						if id >= 0 {
-							count++
-						}
-						out = append(out, b...)
-						return true
-					})
+				out, count, st, err := generateAll(s, prompt, GenerateOptions{MaxTokens: budget, JSON: true, Sampling: p})
 				if err != nil {
 					t.Fatalf("%s -n %d seed %d: %v", name, budget, seed, err)
 				}
@@ -65,4 +56,17 @@ func TestJSONNoRoom(t *testing.T) {
 	if st, err := s.Generate(prompt, GenerateOptions{MaxTokens: 4}, func(int, []byte) bool { return true }); err != nil || st.Stop != StopContext {
 		t.Fatalf("without JSON: %v, stop %s", err, st.Stop)
 	}
+}
+
+// generateAll runs Generate and returns the text and the number of tokens
+// it emitted.
+func generateAll(s *Session, prompt []int, o GenerateOptions) (out []byte, count int, st Stats, err error) {
+	st, err = s.Generate(prompt, o, func(id int, b []byte) bool {
+		if id >= 0 {
+			count++
+		}
+		out = append(out, b...)
+		return true
+	})
+	return out, count, st, err
 }

@@ -17,10 +17,7 @@ import (
 // value bits written at byte off of tensor's data (size: 2 or 4 bytes).
 func poisoned(t testing.TB, name, tensor string, off int, bits uint32, size int) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testdata, name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readTestFile(t, name)
 	f, err := gguf.Parse(b)
 	if err != nil {
 		t.Fatal(err)
