@@ -18,7 +18,8 @@ func Open(path string) (*File, error) {
 	defer fd.Close()
 	size := st.Size()
 	if size == 0 {
-		return Parse(nil) // reports the truncated header
+		_, err := Parse(nil) // reports the truncated header
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if size != int64(int(size)) {
 		return nil, fmt.Errorf("gguf: %s: %d bytes is too large to map", path, size)
