@@ -118,17 +118,8 @@ func TestJSONModeAlwaysValid(t *testing.T) {
 		for i := 0; i < 100; i++ {
 			prompt := m.Tokenizer.Encode(prompts[i%len(prompts)], true)
 			n := budgets[i%len(budgets)]
-			var out []byte
-			count := 0
-			st, err := s.Generate(prompt, GenerateOptions{MaxTokens: n, JSON: true,
-				Sampling: sample.Params{Temperature: 1.0, TopP: 1.0, Seed: uint64(i + 1)}},
-				func(id int, b []byte) bool {
-					if id >= 0 {
-						count++
-					}
-					out = append(out, b...)
-					return true
-				})
+			out, count, st, err := generateAll(s, prompt, GenerateOptions{MaxTokens: n, JSON: true,
+				Sampling: sample.Params{Temperature: 1.0, TopP: 1.0, Seed: uint64(i + 1)}})
 			if err != nil {
 				t.Fatalf("%s run %d: %v", name, i, err)
 			}

@@ -193,6 +193,14 @@ func TestE2E(t *testing.T) {
 		if res.StatusCode != 200 || !json.Valid([]byte(textOf(t, b))) {
 			t.Errorf("json mode: %d %s", res.StatusCode, b)
 		}
+		// Within any budget: max_tokens 1 gets a digit (the built-in vocabulary has no "{}" token), 2-4 an
+		// object or array.
+		for n := 1; n <= 4; n++ {
+			res, b = post(t, client, base+"/v1/completions", fmt.Sprintf(`{"prompt":"Once","max_tokens":%d,"temperature":1,"seed":%d,"response_format":{"type":"json_object"}}`, n, n))
+			if res.StatusCode != 200 || !json.Valid([]byte(textOf(t, b))) {
+				t.Errorf("json mode, max_tokens %d: %d %s", n, res.StatusCode, b)
+			}
+		}
 	})
 
 	t.Run("Errors", func(t *testing.T) {
