@@ -7,6 +7,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/apitest"
 )
 
 // TestJSONTinyMaxTokens: response_format json_object with max_tokens 1 to 4
@@ -48,8 +49,8 @@ func TestJSONTinyMaxTokens(t *testing.T) {
 					if stream {
 						text, _, _ = readSSE(t, w.Body.Bytes())
 					} else {
-						c := decode(t, w.Body.Bytes())
-						text = c.text()
+						c := apitest.MustCompletion(t, w.Body.Bytes())
+						text = c.Text()
 						if c.Usage == nil || c.Usage.CompletionTokens > n {
 							t.Errorf("%s %s: usage %+v", name, body, c.Usage)
 						}
