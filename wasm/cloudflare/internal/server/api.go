@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/engine/sample"
 )
 
@@ -41,13 +42,9 @@ type request struct {
 	N *int `json:"n"`
 }
 
-// Message is one chat message. Content is a string or an array of
-// {"type":"text","text":...} parts, which are concatenated.
-type Message struct {
-	Role    string
-	Content string
-}
-
+// wireMessage is one chat message as sent; parseMessages turns it into a
+// chat.Message. Content is a string or an array of {"type":"text","text":...}
+// parts, which are concatenated.
 type wireMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
@@ -206,16 +203,11 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		if perr != nil {
 			return nil, perr
 		}
-		text, err := s.cfg.Chat(msgs, tk.Text(tk.BOS()), tk.Text(tk.EOS()))
+		text, err := s.m.Chat().Format(msgs)
 		if err != nil {
 			return nil, badRequest("messages", "applying the chat template: %v", err)
 		}
-		// A template writes its own BOS text; the tokenizer turns it into the
-		// BOS token. Only add one when the rendered prompt has none.
 		j.prompt = tk.Encode(text, true)
-		if bos := tk.Text(tk.BOS()); bos != "" && strings.HasPrefix(text, bos) {
-			j.prompt = tk.Encode(text, false)
-		}
 	} else {
 		if len(req.Messages) > 0 && string(req.Messages) != "null" {
 			return nil, badRequest("messages", "completions take prompt, not messages (use /v1/chat/completions)")
@@ -309,7 +301,7 @@ func parseStop(raw json.RawMessage, maxStops int) ([]string, *apiError) {
 	return stops, nil
 }
 
-func parseMessages(raw json.RawMessage) ([]Message, *apiError) {
+func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, badRequest("messages", "messages is required")
 	}
@@ -320,7 +312,7 @@ func parseMessages(raw json.RawMessage) ([]Message, *apiError) {
 	if len(wire) == 0 {
 		return nil, badRequest("messages", "messages must not be empty")
 	}
-	msgs := make([]Message, len(wire))
+	msgs := make([]chat.Message, len(wire))
 	for i, m := range wire {
 		param := "messages[" + strconv.Itoa(i) + "]"
 		switch m.Role {
@@ -338,7 +330,7 @@ func parseMessages(raw json.RawMessage) ([]Message, *apiError) {
 		if err != nil {
 			return nil, badRequest(param+".content", "%s.content: %v", param, err)
 		}
-		msgs[i] = Message{Role: role, Content: content}
+		msgs[i] = chat.Message{Role: role, Content: content}
 	}
 	return msgs, nil
 }
