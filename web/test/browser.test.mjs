@@ -18,7 +18,7 @@ before(async () => {
   mkdirSync(artifacts, { recursive: true });
   server = await startServer();
   // A copy of the built-in model carrying a Zephyr chat template, for chat mode.
-  execFileSync("go", ["run", "./wasm/browser/worker/internal/mkmodel", "-chat", "zephyr", "-o", join(server.models, "stories-zephyr.gguf")], { cwd: root, stdio: "inherit", env: { ...process.env, GOTOOLCHAIN: "go1.27.3" } });
+  execFileSync("go", ["run", "./wasm/browser/worker/internal/mkmodel", "-chat", "zephyr", "-o", join(server.models, "stories-zephyr.gguf")], { cwd: root, stdio: "inherit" }); // GOTOOLCHAIN from scripts/test-browser.sh
   browser = await launch();
 });
 
