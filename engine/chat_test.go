@@ -2,18 +2,18 @@ package engine
 
 import (
 	"bytes"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // withChatTemplate returns a copy of a model file with tokenizer.chat_template set.
 func withChatTemplate(t *testing.T, name, template string) *Model {
 	t.Helper()
-	f, err := gguf.Open(filepath.Join(testdata, name))
+	f, err := gguf.Open(shareddata.Path(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}

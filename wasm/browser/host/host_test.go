@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,38 +8,9 @@ import (
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine/chat"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
 )
-
-const testdata = "../../../../shared/testdata/"
-
-type reference struct {
-	Prompt       string `json:"prompt"`
-	NPredict     int    `json:"n_predict"`
-	Continuation string `json:"continuation"`
-}
-
-func references(t *testing.T) []reference {
-	f, err := os.Open(testdata + "reference/stories260K-greedy.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var refs []reference
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r reference
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		refs = append(refs, r)
-	}
-	if len(refs) == 0 {
-		t.Fatal("no reference prompts")
-	}
-	return refs
-}
 
 func collect(t *testing.T, w *Worker, r GenerateRequest) (string, Done) {
 	t.Helper()
@@ -70,7 +40,7 @@ func TestBuiltinGreedyMatchesLlamaCpp(t *testing.T) {
 	if !info.BuiltIn || info.VocabSize != 512 || info.Context != min(DefaultContext, info.TrainCtx) {
 		t.Errorf("info = %+v", info)
 	}
-	for _, ref := range references(t) {
+	for _, ref := range shareddata.References(t, "reference/stories260K-greedy.jsonl") {
 		got, d := collect(t, w, GenerateRequest{Prompt: ref.Prompt, MaxTokens: ref.NPredict})
 		if got != strings.TrimSuffix(ref.Continuation, "\n") && got != ref.Continuation {
 			t.Errorf("%q:\n got %q\nwant %q", ref.Prompt, got, ref.Continuation)
@@ -101,7 +71,7 @@ func TestTooLargeRefusedBeforeAllocating(t *testing.T) {
 // A file streamed in uneven chunks loads and the model stays a view into the
 // one buffer that Begin allocated.
 func TestStreamedLoad(t *testing.T) {
-	b, err := os.ReadFile(testdata + "llama-2-tiny-random.gguf")
+	b, err := os.ReadFile(shareddata.Path(t, "llama-2-tiny-random.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
