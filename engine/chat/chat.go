@@ -48,7 +48,9 @@ func New(template, bos, eos string, addsBOS bool) *Formatter {
 // template of no known family, "" for the plain transcript.
 func (f *Formatter) Family() string { return f.family }
 
-// Format renders msgs, ending with the opening of the assistant's turn.
+// Format renders msgs, ending with the opening of the assistant's turn. An
+// error wraps jinja.ErrRender: the template refused the conversation (its
+// raise_exception, e.g. for roles that do not alternate) or hit a limit.
 func (f *Formatter) Format(msgs []Message) (string, error) {
 	if f.t == nil {
 		return Plain(msgs), nil
