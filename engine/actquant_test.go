@@ -1,16 +1,14 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
 	"unsafe"
 
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestQuantizeQ8CPUGolden: on the golden activation (where ggml's AVX2 and
@@ -24,11 +22,11 @@ func TestQuantizeQ8CPUGolden(t *testing.T) {
 		{"Q8_0", quantizeQ8_0CPU, q8_0Bytes},
 		{"Q4_1", quantizeQ8_1CPU, q8_1Bytes},
 	} {
-		raw, err := os.ReadFile(filepath.Join(testdata, "quant", c.file+".act.f32"))
+		raw, err := os.ReadFile(shareddata.Path(t, "quant/"+c.file+".act.f32"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := os.ReadFile(filepath.Join(testdata, "quant", c.file+".act.blocks"))
+		want, err := os.ReadFile(shareddata.Path(t, "quant/"+c.file+".act.blocks"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,26 +85,9 @@ func TestQuantizeQ8CPURounding(t *testing.T) {
 // (measured: from step 4 to 17, depending on the model and prompt).
 func TestQuantizedMarginsMatchLlamaCpp(t *testing.T) {
 	const steps, tol = 3, 2e-3
-	fh, err := os.Open(filepath.Join(testdata, "synth", "greedy.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(nil, 1<<20)
 	checked := 0
-	for sc.Scan() {
-		var c struct {
-			Model     string    `json:"model"`
-			Prompt    string    `json:"prompt"`
-			PromptIDs []int     `json:"prompt_ids"`
-			IDs       []int     `json:"ids"`
-			Margins   []float64 `json:"margins"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		f, err := gguf.Open(filepath.Join(testdata, "synth", c.Model))
+	for _, c := range shareddata.References(t, "synth/greedy.jsonl") {
+		f, err := gguf.Open(c.File)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // poisoned returns the bytes of the test model name with the little-endian
@@ -104,7 +104,7 @@ func TestNonFiniteWeightsRefused(t *testing.T) {
 
 func readTestFile(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testdata, name))
+	b, err := os.ReadFile(shareddata.Path(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}

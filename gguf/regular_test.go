@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestOpenRefusesNonRegular: Open (and so every command that opens a model)
@@ -31,7 +33,7 @@ func TestOpenRefusesNonRegular(t *testing.T) {
 		}
 	}
 	good := filepath.Join(dir, "link.gguf")
-	abs, err := filepath.Abs(filepath.Join(testdata, "stories260K.gguf"))
+	abs, err := filepath.Abs(shareddata.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

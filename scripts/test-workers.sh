@@ -20,7 +20,7 @@
 # pinned workerd) and Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
+. scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
 
 WORKERD=node_modules/.bin/workerd
 if [ ! -x "$WORKERD" ]; then

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestTinyBudgets: with 1 to 4 tokens, every generation the mask allows ends in one complete valid JSON
@@ -17,7 +19,7 @@ func TestTinyBudgets(t *testing.T) {
 		objCost int // tokens of the shortest object or array in this vocabulary
 	}{{"stories260K.gguf", 2}, {"llama-2-tiny-random.gguf", 1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			pieces, eos, err := readSPMVocab("../../../shared/testdata/" + tc.name)
+			pieces, eos, err := readSPMVocab(shareddata.Path(t, tc.name))
 			if err != nil {
 				t.Skip(err)
 			}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // feed runs the automaton over doc byte by byte and reports whether every byte is accepted and the
@@ -416,7 +418,7 @@ func TestMaskMatchesBruteForce(t *testing.T) {
 	pieces, eos := synthVocab(3000, 1)
 	maskMatchesBruteForce(t, pieces, eos, 60)
 	t.Run("llama-spm", func(t *testing.T) {
-		pieces, eos, err := readSPMVocab("../../../shared/testdata/ggml-vocab-llama-spm.gguf")
+		pieces, eos, err := readSPMVocab(shareddata.Path(t, "ggml-vocab-llama-spm.gguf"))
 		if err != nil {
 			t.Skip(err)
 		}
@@ -466,7 +468,7 @@ func TestRandomGenerations(t *testing.T) {
 func TestRandomGenerationsRealVocab(t *testing.T) {
 	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"} {
 		t.Run(name, func(t *testing.T) {
-			pieces, eos, err := readSPMVocab("../../../shared/testdata/" + name)
+			pieces, eos, err := readSPMVocab(shareddata.Path(t, name))
 			if err != nil {
 				t.Skip(err)
 			}

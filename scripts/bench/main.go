@@ -98,7 +98,9 @@ func main() {
 	}
 
 	// Builds.
-	env := append(os.Environ(), "GOTOOLCHAIN=go1.27.3", "GOEXPERIMENT=simd")
+	// The go commands inherit GOTOOLCHAIN, with which the go command that
+	// started this program found the toolchain go.mod names.
+	env := append(os.Environ(), "GOEXPERIMENT=simd")
 	native := filepath.Join(*cache, "picolm")
 	wasip1 := filepath.Join(*cache, "picolm.wasm")
 	step("build the native and wasip1 CLIs (GOEXPERIMENT=simd)")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestThreadsCapped: -j 10000000 once started ten million goroutines (13 GB
@@ -81,7 +82,7 @@ func hostileFiles(t *testing.T, dir string) {
 		{"nan-q8.gguf", "tinyllamas-stories-260k-q8_0.gguf", "blk.0.attn_q.weight", 5 * 34, []byte{0x00, 0x7e}},
 		{"nan-norm.gguf", "stories260K.gguf", "blk.1.attn_norm.weight", 4 * 9, []byte{0x00, 0x00, 0xc0, 0x7f}},
 	} {
-		b, err := os.ReadFile(filepath.Join(testdata, p.model))
+		b, err := os.ReadFile(shareddata.Path(t, p.model))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,6 +57,7 @@ Runs a Llama-architecture GGUF model. With no MODEL, the embedded stories260K ru
   --cache FILE        reuse / save the prompt's KV cache in FILE
   --ids               print generated token ids instead of text
   --chat              the prompt is a user turn, formatted with the model's chat template
+                      (a plain User:/Assistant: transcript for a model without one)
   --model FILE        the model (same as the positional MODEL)
   --no-check          skip the load-time check for NaN and infinite weights
 `
@@ -188,6 +189,9 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	var prompt []int
 	if o.chat {
+		if m.Chat().Family() == "" {
+			fmt.Fprintf(stderr, "picolm: %s has no chat template: --chat formats the prompt as a plain User:/Assistant: transcript\n", name)
+		}
 		if prompt, err = m.EncodeChat([]chat.Message{{Role: "user", Content: o.prompt}}); err != nil {
 			return fmt.Errorf("--chat: %s: %w", name, err)
 		}

@@ -23,7 +23,7 @@ func TestWASIHostileFiles(t *testing.T) {
 // JSON value, as natively.
 func TestWASIJSONBudgets(t *testing.T) {
 	w := buildWASI(t)
-	for _, args := range jsonBudgetRuns(3) {
+	for _, args := range jsonBudgetRuns(t, 3) {
 		stdout, stderr, code := w.run(t, args, "")
 		if code != 0 {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr)

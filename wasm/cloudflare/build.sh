@@ -17,8 +17,9 @@
 # wrangler runs it as the [build] command; config.capnp (build/) and
 # config-free.capnp (build-free/) embed the same files.
 set -eu
-cd "$(dirname "$0")"
-export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
+cd "$(dirname "$0")/../.."
+. scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
+cd wasm/cloudflare
 tags=
 out=build
 case "${1:-}" in

@@ -121,8 +121,5 @@ func newServer(b []byte, cfg server.Config, since time.Time) (*server.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("loading the model: %w", err)
 	}
-	if t, err := f.String("tokenizer.chat_template"); err == nil {
-		cfg.ChatTemplate = t
-	}
 	return server.New(m, cfg, time.Since(since))
 }

@@ -39,7 +39,7 @@ async function apiPage(context) {
 
 // mkmodel writes a test model with wasm/browser/worker/internal/mkmodel.
 function mkmodel(out, ...args) {
-  execFileSync("go", ["run", "./wasm/browser/worker/internal/mkmodel", ...args, "-o", out], { cwd: root, stdio: "inherit", env: { ...process.env, GOTOOLCHAIN: "go1.27.3" } });
+  execFileSync("go", ["run", "./wasm/browser/worker/internal/mkmodel", ...args, "-o", out], { cwd: root, stdio: "inherit" }); // GOTOOLCHAIN from scripts/test-browser.sh
 }
 
 async function fresh() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 )
@@ -41,13 +42,6 @@ type request struct {
 		Type string
 	}
 	N *int
-}
-
-// Message is one chat message. Content is a string or an array of
-// {"type":"text","text":...} parts, which are concatenated.
-type Message struct {
-	Role    string
-	Content string
 }
 
 // apiError is an OpenAI error object with its HTTP status.
@@ -197,16 +191,11 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		if perr != nil {
 			return nil, perr
 		}
-		text, err := s.cfg.Chat(msgs, tk.Text(tk.BOS()), tk.Text(tk.EOS()))
+		text, err := s.m.Chat().Format(msgs)
 		if err != nil {
 			return nil, badRequest("messages", "applying the chat template: %v", err)
 		}
-		// A template writes its own BOS text; the tokenizer turns it into the
-		// BOS token. Only add one when the rendered prompt has none.
 		j.prompt = tk.Encode(text, true)
-		if bos := tk.Text(tk.BOS()); bos != "" && strings.HasPrefix(text, bos) {
-			j.prompt = tk.Encode(text, false)
-		}
 	} else {
 		prompt, perr := parsePrompt(req.Prompt)
 		if perr != nil {
@@ -349,7 +338,7 @@ func parseStop(raw json.RawMessage, maxStops int) ([]string, *apiError) {
 	return stops, nil
 }
 
-func parseMessages(raw json.RawMessage) ([]Message, *apiError) {
+func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
 	if isNull(raw) {
 		return nil, badRequest("messages", "messages is required")
 	}
@@ -360,7 +349,7 @@ func parseMessages(raw json.RawMessage) ([]Message, *apiError) {
 	if len(items) == 0 {
 		return nil, badRequest("messages", "messages must not be empty")
 	}
-	msgs := make([]Message, len(items))
+	msgs := make([]chat.Message, len(items))
 	for i, item := range items {
 		param := "messages[" + strconv.Itoa(i) + "]"
 		m, ok, aerr := asObject(item, param)
@@ -395,7 +384,7 @@ func parseMessages(raw json.RawMessage) ([]Message, *apiError) {
 		if aerr := checkMessageFields(m); aerr != nil {
 			return nil, aerr
 		}
-		msgs[i] = Message{Role: role, Content: content}
+		msgs[i] = chat.Message{Role: role, Content: content}
 	}
 	return msgs, nil
 }

@@ -32,16 +32,14 @@ import (
 // Config is the server's limits and identity. Zero fields take the defaults
 // below; Normalize reports the values in force.
 type Config struct {
-	ModelID          string        // the id clients name in "model"; default: the GGUF general.name, else "picolm"
-	Context          int           // KV-cache positions per session; default 512, capped at the model's trained context
-	MaxTokensCap     int           // max_tokens above this is clamped to it; default 256
-	DefaultMaxTokens int           // max_tokens when the request has none; default min(128, MaxTokensCap)
-	MaxBodyBytes     int64         // larger request bodies get 413; default 64 KiB
-	Sessions         int           // sessions (KV caches) generating at once; more requests wait; default 4
-	MaxStops         int           // stop sequences per request; default 4 (OpenAI's limit)
-	ChatTemplate     string        // the GGUF tokenizer.chat_template, reported by /health
-	Chat             ChatFormatter // renders chat messages; nil: from ChatTemplate, or PlainChat without one
-	ModelSource      string        // where the model came from, for the health document ("embedded", a URL, "r2:KEY")
+	ModelID          string // the id clients name in "model"; default: the GGUF general.name, else "picolm"
+	Context          int    // KV-cache positions per session; default 512, capped at the model's trained context
+	MaxTokensCap     int    // max_tokens above this is clamped to it; default 256
+	DefaultMaxTokens int    // max_tokens when the request has none; default min(128, MaxTokensCap)
+	MaxBodyBytes     int64  // larger request bodies get 413; default 64 KiB
+	Sessions         int    // sessions (KV caches) generating at once; more requests wait; default 4
+	MaxStops         int    // stop sequences per request; default 4 (OpenAI's limit)
+	ModelSource      string // where the model came from, for the health document ("embedded", a URL, "r2:KEY")
 }
 
 // Defaults.
@@ -72,13 +70,6 @@ func New(m *engine.Model, cfg Config, loadTime time.Duration) (*Server, error) {
 		return nil, errors.New("server: nil model")
 	}
 	cfg = normalize(m, cfg)
-	if cfg.Chat == nil {
-		f, err := TemplateChat(cfg.ChatTemplate)
-		if err != nil {
-			return nil, fmt.Errorf("server: chat template: %w", err)
-		}
-		cfg.Chat = f
-	}
 	s := &Server{m: m, cfg: cfg, start: time.Now(), loaded: loadTime}
 	s.pool = newSessionPool(m, engine.SessionOptions{Context: cfg.Context, Threads: 1}, cfg.Sessions)
 	// One session up front: the first request then pays for nothing but
@@ -245,7 +236,7 @@ type HealthModel struct {
 	KVHeads      int    `json:"kv_heads"`
 	VocabSize    int    `json:"vocab_size"`
 	TrainCtx     int    `json:"train_context"`
-	ChatTemplate bool   `json:"chat_template"`
+	ChatTemplate bool   `json:"chat_template"` // chat completions use the model's chat template (false: chat.Plain)
 }
 
 func (s *Server) health(w http.ResponseWriter) {
@@ -255,7 +246,7 @@ func (s *Server) health(w http.ResponseWriter) {
 	h.Model = HealthModel{
 		ID: s.cfg.ModelID, Name: c.Name, Arch: c.Arch, Source: s.cfg.ModelSource, FileType: c.FileTypeStr,
 		Dim: c.Dim, HiddenDim: c.HiddenDim, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads,
-		VocabSize: c.VocabSize, TrainCtx: c.TrainCtx, ChatTemplate: s.cfg.ChatTemplate != "",
+		VocabSize: c.VocabSize, TrainCtx: c.TrainCtx, ChatTemplate: s.m.Chat().Family() != "",
 	}
 	h.Limits.Context = s.cfg.Context
 	h.Limits.MaxTokensCap = s.cfg.MaxTokensCap

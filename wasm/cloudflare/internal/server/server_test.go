@@ -20,9 +20,11 @@ import (
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
 )
 
-func loadModel(t testing.TB) *engine.Model {
+func loadModel(t testing.TB) *engine.Model { return loadGGUF(t, defaultmodel.Bytes()) }
+
+func loadGGUF(t testing.TB, b []byte) *engine.Model {
 	t.Helper()
-	f, err := gguf.Parse(defaultmodel.Bytes())
+	f, err := gguf.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,15 +402,10 @@ func TestStreamingFlushesPerToken(t *testing.T) {
 }
 
 func TestChat(t *testing.T) {
+	// stories260K has no chat template: the plain transcript.
 	s, m := newServer(t, Config{})
-	msgs := []Message{{"system", "Be kind."}, {"user", "Tell a story."}, {"assistant", "Once"}, {"user", "More."}}
-	plain, err := PlainChat(msgs, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plain != "Be kind.\n\nUser: Tell a story.\nAssistant: Once\nUser: More.\nAssistant:" {
-		t.Errorf("plain format %q", plain)
-	}
+	msgs := []chat.Message{{Role: "system", Content: "Be kind."}, {Role: "user", Content: "Tell a story."}, {Role: "assistant", Content: "Once"}, {Role: "user", Content: "More."}}
+	plain := chat.Plain(msgs)
 	body := `{"messages":[{"role":"system","content":"Be kind."},{"role":"user","content":[{"type":"text","text":"Tell a "},{"type":"text","text":"story."}]},
 		{"role":"assistant","content":"Once"},{"role":"user","content":"More."}],"max_tokens":25,"temperature":0}`
 	w := do(t, s, "POST", "/v1/chat/completions", body)
@@ -425,32 +422,46 @@ func TestChat(t *testing.T) {
 	if n := len(m.Tokenizer.Encode(plain, true)); c.Usage.PromptTokens != n {
 		t.Errorf("prompt tokens %d, want %d", c.Usage.PromptTokens, n)
 	}
+	if h := health(t, s); h.Model.ChatTemplate {
+		t.Error("health: stories260K has a chat template")
+	}
 
-	// A real template (ChatML, builtin): the prompt the server builds.
-	tmpl, ok := chat.Builtin("chatml")
+	// The model's own template (here ChatML): the prompt the server builds
+	// is the one it formats.
+	src, ok := chat.Builtin("chatml")
 	if !ok {
 		t.Fatal("no chatml builtin")
 	}
-	f := FromTemplate(tmpl)
-	got, err := f([]Message{{"system", "S"}, {"user", "U"}}, "<s>", "</s>")
+	b, err := defaultmodel.WithChatTemplate(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"; got != want {
-		t.Errorf("chatml: %q, want %q", got, want)
+	mt := loadGGUF(t, b)
+	st, err := New(mt, Config{}, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Served: the usage shows the template's prompt was tokenized.
-	st, _ := newServer(t, Config{Chat: f})
+	want := "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+	if got, err := mt.Chat().Format([]chat.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U"}}); got != want || err != nil {
+		t.Errorf("chatml: %q, %v, want %q", got, err, want)
+	}
 	c = apitest.MustCompletion(t, do(t, st, "POST", "/v1/chat/completions", `{"messages":[{"role":"system","content":"S"},{"role":"user","content":"U"}],"max_tokens":3,"temperature":0}`).Body.Bytes())
-	if n := len(m.Tokenizer.Encode(got, true)); c.Usage.PromptTokens != n {
+	if n := len(mt.Tokenizer.Encode(want, true)); c.Usage.PromptTokens != n {
 		t.Errorf("templated prompt tokens %d, want %d", c.Usage.PromptTokens, n)
 	}
-	// A GGUF template string is recognised.
-	if f, err := TemplateChat("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"); err != nil {
-		t.Fatal(err)
-	} else if got, _ := f([]Message{{"user", "U"}}, "", ""); got != "<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n" {
-		t.Errorf("GGUF template: %q", got)
+	if h := health(t, st); !h.Model.ChatTemplate {
+		t.Error("health: the chat template is not reported")
 	}
+}
+
+// health returns the server's health document.
+func health(t *testing.T, s *Server) Health {
+	t.Helper()
+	var h Health
+	if err := json.Unmarshal(do(t, s, "GET", "/health", "").Body.Bytes(), &h); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func TestJSONMode(t *testing.T) {

@@ -41,11 +41,11 @@ func main() {
 	kv := append([]gguf.KeyValue(nil), base.KV...)
 	tensors := base.Tensors
 	if *family != "" {
-		t, ok := chat.Builtin(*family)
+		src, ok := chat.Builtin(*family)
 		if !ok {
 			fail(fmt.Errorf("unknown chat template family %q", *family))
 		}
-		kv = set(kv, "tokenizer.chat_template", gguf.String(t.Source()))
+		kv = set(kv, "tokenizer.chat_template", gguf.String(src))
 	}
 	if *dim > 0 {
 		kv, tensors = random(kv, *dim, *layers)
