@@ -97,13 +97,11 @@ func parseIDs(t *testing.T, s string) []int {
 	return ids
 }
 
+// runCLI runs picolm with args and an empty stdin, failing t unless it
+// exits 0, and returns its stdout and stderr.
 func runCLI(t *testing.T, args []string) (string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	if code := run(args, strings.NewReader(""), &out, &errb); code != 0 {
-		t.Fatalf("picolm %q: exit %d: %s", args, code, errb.String())
-	}
-	return out.String(), errb.String()
+	return runCLIStdin(t, args, "")
 }
 
 // TestGreedyMatchesLlamaCpp runs every reference case through the CLI with
@@ -131,6 +129,7 @@ func TestGreedyMatchesLlamaCpp(t *testing.T) {
 	t.Logf("%d of %d supported cases match llama.cpp token for token; the rest diverge only at near-ties", full, total)
 }
 
+// runCLIStdin is runCLI with stdin as the standard input.
 func runCLIStdin(t *testing.T, args []string, stdin string) (string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -138,4 +137,24 @@ func runCLIStdin(t *testing.T, args []string, stdin string) (string, string) {
 		t.Fatalf("picolm %q: exit %d: %s", args, code, errb.String())
 	}
 	return out.String(), errb.String()
+}
+
+// exitCase is a command line that must fail: the exit code it must give and
+// a part of the message it must write to stderr.
+type exitCase struct {
+	args []string
+	code int
+	msg  string
+}
+
+// checkExits runs each case with an empty stdin and reports those whose exit
+// code or stderr differ from the case's.
+func checkExits(t *testing.T, cases []exitCase) {
+	t.Helper()
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		if code := run(c.args, strings.NewReader(""), &stdout, &stderr); code != c.code || !strings.Contains(stderr.String(), c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args[1:], code, stderr.String(), c.code, c.msg)
+		}
+	}
 }
