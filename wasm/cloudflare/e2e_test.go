@@ -11,13 +11,10 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
-	"github.com/picolm/picolm-wasm/engine/sample"
-	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/apitest"
 	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/server"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
@@ -142,40 +139,7 @@ func TestE2E(t *testing.T) {
 		for _, p := range prompts {
 			wants[p] = greedy(t, m, p, 24)
 		}
-		var wg sync.WaitGroup
-		errs := make(chan error, 20)
-		for i := range 20 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				p := prompts[i%len(prompts)]
-				stream := i%2 == 0
-				body := fmt.Sprintf(`{"prompt":%q,"max_tokens":24,"temperature":0,"stream":%v}`, p, stream)
-				res, err := client.Post(base+"/v1/completions", "application/json", strings.NewReader(body))
-				if err != nil {
-					errs <- err
-					return
-				}
-				defer res.Body.Close()
-				b, err := io.ReadAll(res.Body)
-				if err != nil || res.StatusCode != 200 {
-					errs <- fmt.Errorf("request %d: %d %v %s", i, res.StatusCode, err, b)
-					return
-				}
-				var got string
-				if stream {
-					got, _, _ = parseSSE(t, b)
-				} else {
-					got = textOf(t, b)
-				}
-				if got != wants[p] {
-					errs <- fmt.Errorf("request %d (%q, stream %v): %q, want %q", i, p, stream, got, wants[p])
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
+		for _, err := range apitest.Concurrent(client, base+"/v1/completions", 20, 24, prompts, wants) {
 			t.Error(err)
 		}
 	})
@@ -334,30 +298,11 @@ func greedyBody(prompt string, n int, stream bool) string {
 	return fmt.Sprintf(`{"prompt":%q,"max_tokens":%d,"temperature":0,"stream":%v}`, prompt, n, stream)
 }
 
-func loadNative(t *testing.T) *engine.Model {
-	f, err := gguf.Parse(defaultmodel.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := engine.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+func loadNative(t *testing.T) *engine.Model { return apitest.LoadModel(t, defaultmodel.Bytes()) }
 
 func greedy(t *testing.T, m *engine.Model, prompt string, n int) string {
-	sess, err := m.NewSession(engine.SessionOptions{Context: 512, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	var b strings.Builder
-	if _, err := sess.Generate(m.Tokenizer.Encode(prompt, true), engine.GenerateOptions{MaxTokens: n, Sampling: sample.Params{}},
-		func(_ int, text []byte) bool { b.Write(text); return true }); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	t.Helper()
+	return apitest.Greedy(t, m, prompt, n)
 }
 
 func post(t *testing.T, c *http.Client, url, body string) (*http.Response, []byte) {

@@ -1,8 +1,9 @@
 // Package apitest is the Worker's OpenAI-style API as a client sees it, for
 // the tests: decoding answers into the wire types (internal/openai), the
 // server-sent-event parser, and Check, which tells a well-formed answer from
-// a malformed one. internal/server's tests use it natively, the end-to-end
-// and soak tests over HTTP on workerd.
+// a malformed one; and the engine's own answers to compare with (LoadModel,
+// Greedy) and a burst of concurrent requests (Concurrent). internal/server's
+// tests use it natively, the end-to-end and soak tests over HTTP on workerd.
 package apitest
 
 import (
@@ -186,12 +187,19 @@ func MustCompletion(t testing.TB, b []byte) openai.Completion {
 // ended with [DONE] (not an error event).
 func MustStream(t testing.TB, b []byte) Stream {
 	t.Helper()
-	st, err := ParseSSE(b)
+	st, err := parseDone(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Error != nil {
-		t.Fatalf("the stream ended with an error: %s", st.Error.Error.Message)
-	}
 	return st
+}
+
+// parseDone is ParseSSE for a stream that must end with [DONE], not with an
+// error event.
+func parseDone(b []byte) (Stream, error) {
+	st, err := ParseSSE(b)
+	if err == nil && st.Error != nil {
+		err = fmt.Errorf("the stream ended with an error: %s", st.Error.Error.Message)
+	}
+	return st, err
 }

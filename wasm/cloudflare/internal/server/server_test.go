@@ -8,13 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
-	"github.com/picolm/picolm-wasm/engine/sample"
-	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/apitest"
 	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
@@ -24,15 +21,7 @@ func loadModel(t testing.TB) *engine.Model { return loadGGUF(t, defaultmodel.Byt
 
 func loadGGUF(t testing.TB, b []byte) *engine.Model {
 	t.Helper()
-	f, err := gguf.Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := engine.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return apitest.LoadModel(t, b)
 }
 
 func newServer(t testing.TB, cfg Config) (*Server, *engine.Model) {
@@ -49,18 +38,7 @@ func newServer(t testing.TB, cfg Config) (*Server, *engine.Model) {
 // should: BOS + prompt, n tokens.
 func reference(t testing.TB, m *engine.Model, prompt string, n int) string {
 	t.Helper()
-	sess, err := m.NewSession(engine.SessionOptions{Context: 512, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	var b strings.Builder
-	_, err = sess.Generate(m.Tokenizer.Encode(prompt, true), engine.GenerateOptions{MaxTokens: n, Sampling: sample.Params{Temperature: 0}},
-		func(_ int, text []byte) bool { b.Write(text); return true })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return apitest.Greedy(t, m, prompt, n)
 }
 
 func do(t testing.TB, h http.Handler, method, path, body string, hdr ...string) *httptest.ResponseRecorder {
@@ -492,36 +470,7 @@ func TestConcurrent(t *testing.T) {
 	for _, p := range prompts {
 		want[p] = reference(t, m, p, 24)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 20)
-	for i := range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := prompts[i%len(prompts)]
-			stream := i%2 == 1
-			body := fmt.Sprintf(`{"prompt":%q,"max_tokens":24,"temperature":0,"stream":%v}`, p, stream)
-			res, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(body))
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
-			var got string
-			if stream {
-				got, _, _ = readSSE(t, b)
-			} else {
-				got = apitest.MustCompletion(t, b).Text()
-			}
-			if got != want[p] {
-				errs <- fmt.Errorf("request %d (%q, stream %v): %q, want %q", i, p, stream, got, want[p])
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range apitest.Concurrent(ts.Client(), ts.URL+"/v1/completions", 20, 24, prompts, want) {
 		t.Error(err)
 	}
 	if n := s.pool.idleCount(); n > 3 {
