@@ -185,12 +185,7 @@ func TestE2E(t *testing.T) {
 			if tc.body != "" {
 				req.Header.Set("Content-Type", "application/json")
 			}
-			res, err := client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
+			res, b := roundTrip(t, client, req)
 			if _, err := apitest.DecodeError(b); res.StatusCode != tc.status || err != nil {
 				t.Errorf("%s %s (%.40s): %d %s, want %d with an error object", tc.method, tc.path, tc.body, res.StatusCode, b, tc.status)
 			}
@@ -307,22 +302,21 @@ func greedy(t *testing.T, m *engine.Model, prompt string, n int) string {
 
 func post(t *testing.T, c *http.Client, url, body string) (*http.Response, []byte) {
 	t.Helper()
-	res, err := c.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, b
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	return roundTrip(t, c, req)
 }
 
 func get(t *testing.T, c *http.Client, url, accept string) (*http.Response, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	req.Header.Set("Accept", accept)
+	return roundTrip(t, c, req)
+}
+
+// roundTrip sends req through c and returns the response and its body.
+func roundTrip(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	res, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
