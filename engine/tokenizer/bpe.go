@@ -150,28 +150,18 @@ func (t *Tokenizer) initBPE(v Vocab) error {
 	return nil
 }
 
-// bpePiece is llama.cpp's token_to_piece(special=false) for BPE: normal
-// tokens are decoded from byte-level characters back to bytes; user-defined
-// tokens are their text; control and unknown tokens print nothing.
-func (t *Tokenizer) bpePiece(id int) []byte {
-	a, text := t.attrs[id], t.tokens[id]
-	switch {
-	case a&(attrControl|attrUnknown) != 0:
-		return nil
-	case a&attrUserDef != 0:
-		return []byte(text)
-	case a&attrNormal != 0:
-		out := make([]byte, 0, len(text))
-		for _, r := range text {
-			if r >= 0 && int(r) < len(runeByte) && runeByte[r] >= 0 {
-				out = append(out, byte(runeByte[r]))
-			} else {
-				out = utf8.AppendRune(out, r) // not a byte-level character: kept as text
-			}
+// bpeText decodes a normal BPE token's byte-level characters back to
+// bytes.
+func bpeText(text string) []byte {
+	out := make([]byte, 0, len(text))
+	for _, r := range text {
+		if r >= 0 && int(r) < len(runeByte) && runeByte[r] >= 0 {
+			out = append(out, byte(runeByte[r]))
+		} else {
+			out = utf8.AppendRune(out, r) // not a byte-level character: kept as text
 		}
-		return out
 	}
-	return nil
+	return out
 }
 
 // bpeEncode appends the tokens of one raw-text fragment.
@@ -234,28 +224,7 @@ func (t *Tokenizer) bpeWord(dst []int, st *encodeState, word string) []int {
 	syms[len(syms)-1].next = -1
 	st.symbols, st.symIDs = syms, ids
 
-	st.queue = st.queue[:0]
-	for i := 1; i < len(syms); i++ {
-		t.tryMerge(st, int32(i-1), int32(i))
-	}
-	for len(st.queue) > 0 {
-		b := st.pop()
-		left := b.left()
-		l, r := &syms[left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue // stale
-		}
-		m := t.bpe.merges[uint64(ids[left])<<32|uint64(uint32(ids[b.right]))]
-		ids[left] = m.id
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = left
-		}
-		t.tryMerge(st, l.prev, left)
-		t.tryMerge(st, left, l.next)
-	}
+	t.mergeSymbols(st, true)
 	for i := int32(0); i >= 0; i = syms[i].next {
 		if id := ids[i]; id >= 0 {
 			dst = append(dst, int(id))

@@ -161,26 +161,7 @@ func (t *Tokenizer) spm(dst []int, st *encodeState, text string, prefix bool) []
 	st.symbols = syms
 
 	// 3. merges
-	st.queue = st.queue[:0]
-	for i := 1; i < len(syms); i++ {
-		t.tryBigram(st, int32(i-1), int32(i))
-	}
-	for len(st.queue) > 0 {
-		b := st.pop()
-		left := b.left()
-		l, r := &syms[left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue // stale: one side changed since this pair was queued
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = left
-		}
-		t.tryBigram(st, l.prev, left)
-		t.tryBigram(st, left, l.next)
-	}
+	t.mergeSymbols(st, false)
 
 	// 4. output
 	for i := int32(0); i >= 0; i = syms[i].next {
@@ -195,6 +176,48 @@ func (t *Tokenizer) spm(dst []int, st *encodeState, text string, prefix bool) []
 		}
 	}
 	return dst
+}
+
+// mergeSymbols merges neighbours in st.symbols, the best queued pair first,
+// until no pair is left; the symbols still in the list from st.symbols[0]
+// on are the result. With bpe the pairs are byte-level BPE merges (tryMerge)
+// and st.symIDs follows each merge; otherwise SentencePiece bigrams
+// (tryBigram).
+func (t *Tokenizer) mergeSymbols(st *encodeState, bpe bool) {
+	syms := st.symbols
+	st.queue = st.queue[:0]
+	for i := 1; i < len(syms); i++ {
+		t.tryPair(st, bpe, int32(i-1), int32(i))
+	}
+	for len(st.queue) > 0 {
+		b := st.pop()
+		left := b.left()
+		l, r := &syms[left], &syms[b.right]
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue // stale: one side changed since this pair was queued
+		}
+		if bpe {
+			ids := st.symIDs
+			ids[left] = t.bpe.merges[uint64(ids[left])<<32|uint64(uint32(ids[b.right]))].id
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = left
+		}
+		t.tryPair(st, bpe, l.prev, left)
+		t.tryPair(st, bpe, left, l.next)
+	}
+}
+
+// tryPair queues the merge of symbols left and right, if there is one.
+func (t *Tokenizer) tryPair(st *encodeState, bpe bool, left, right int32) {
+	if bpe {
+		t.tryMerge(st, left, right)
+	} else {
+		t.tryBigram(st, left, right)
+	}
 }
 
 func (t *Tokenizer) tryBigram(st *encodeState, left, right int32) {

@@ -218,18 +218,15 @@ func New(v Vocab) (*Tokenizer, error) {
 		if err := t.initBPE(v); err != nil {
 			return nil, err
 		}
-		for id := range t.pieces {
-			t.pieces[id] = t.bpePiece(id)
-		}
 	} else {
 		for b := 0; b < 256; b++ {
 			if t.byteTok[b] = t.byteToToken(byte(b)); t.byteTok[b] < 0 {
 				return nil, fmt.Errorf("%w: no byte-fallback token <0x%02X> and no unknown token", ErrInvalidVocab, b)
 			}
 		}
-		for id := range t.pieces {
-			t.pieces[id] = t.piece(id)
-		}
+	}
+	for id := range t.pieces {
+		t.pieces[id] = t.piece(id, v.Model == ModelBPE)
 	}
 	t.scratch.New = func() any { return new(encodeState) }
 	return t, nil
@@ -340,17 +337,22 @@ func (t *Tokenizer) byteToToken(b byte) int32 {
 	return int32(t.unk)
 }
 
-// piece is llama.cpp's token_to_piece(special=false) for SPM vocabularies.
-func (t *Tokenizer) piece(id int) []byte {
+// piece is llama.cpp's token_to_piece(special=false): control and unknown
+// tokens print nothing, user-defined tokens are their text. A normal token is
+// its text with U+2581 as a space (SPM), or decoded from byte-level
+// characters (bpe: bpeText); an SPM byte token <0xXX> is that byte.
+func (t *Tokenizer) piece(id int, bpe bool) []byte {
 	a, text := t.attrs[id], t.tokens[id]
 	switch {
 	case a&(attrControl|attrUnknown) != 0:
 		return nil
 	case a&attrUserDef != 0:
 		return []byte(text)
+	case a&attrNormal != 0 && bpe:
+		return bpeText(text)
 	case a&attrNormal != 0:
 		return []byte(strings.ReplaceAll(text, "\u2581", " "))
-	case a&attrByte != 0:
+	case a&attrByte != 0 && !bpe:
 		if b, ok := parseByteToken(text); ok {
 			return []byte{b}
 		}
