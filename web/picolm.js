@@ -61,6 +61,22 @@ function tooLarge(name, size) {
     `${formatBytes(maxModelBytes)} (a 32-bit wasm memory of 4 GiB, with room for the KV cache). Nothing was loaded.`);
 }
 
+// ownBuffer: a Uint8Array as an ArrayBuffer of its own (a view of part of a
+// larger buffer is copied out of it); any other source as it is.
+function ownBuffer(source) {
+  if (!(source instanceof Uint8Array)) return source;
+  if (source.byteOffset !== 0 || source.byteLength !== source.buffer.byteLength) source = source.slice();
+  return source.buffer;
+}
+
+// bufferName is the name of a model given as an ArrayBuffer (opts.name or
+// "model.gguf"); it throws tooLarge for a model the engine cannot hold.
+function bufferName(buf, opts) {
+  const name = opts.name || "model.gguf";
+  if (buf.byteLength > maxModelBytes) throw tooLarge(name, buf.byteLength);
+  return name;
+}
+
 // Engine is one Web Worker running the Go engine.
 class Engine {
   constructor(workerURL) {
@@ -296,15 +312,11 @@ async function splitSource(source, opts) {
       }
     },
   });
-  if (source instanceof Uint8Array) {
-    if (source.byteOffset !== 0 || source.byteLength !== source.buffer.byteLength) source = source.slice();
-    source = source.buffer;
-  }
+  source = ownBuffer(source);
   if (source instanceof ArrayBuffer) {
     // Taken from the caller as with one worker (detached there), copied into
     // the shared buffer, then dropped.
-    const name = opts.name || "model.gguf";
-    if (source.byteLength > maxModelBytes) throw tooLarge(name, source.byteLength);
+    const name = bufferName(source, opts);
     let buf = structuredClone(source, { transfer: [source] });
     return { name, size: buf.byteLength, fromCache: false, async fill(u8) { u8.set(new Uint8Array(buf)); buf = null; } };
   }
@@ -433,13 +445,9 @@ export class PicoLM {
 
   static async _loadOne(engine, source, opts) {
     if (source === BUILTIN || source == null) return engine.request({ type: "load", builtin: true });
-    if (source instanceof Uint8Array) {
-      if (source.byteOffset !== 0 || source.byteLength !== source.buffer.byteLength) source = source.slice();
-      source = source.buffer;
-    }
+    source = ownBuffer(source);
     if (source instanceof ArrayBuffer) {
-      const name = opts.name || "model.gguf";
-      if (source.byteLength > maxModelBytes) throw tooLarge(name, source.byteLength);
+      const name = bufferName(source, opts);
       return engine.request({ type: "load", name, bytes: source }, [source]);
     }
     if (source instanceof Blob) return loadBlob(engine, source, source.name || "model.gguf", false, opts);
