@@ -12,14 +12,7 @@ import (
 // grids.json and requires the committed file to be identical, so the
 // tables cannot drift from the data (run `go generate ./quant` to fix).
 func TestGeneratedUpToDate(t *testing.T) {
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(DefaultInput(root))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, data := readInput(t)
 	want, err := Generate(data)
 	if err != nil {
 		t.Fatal(err)
@@ -38,14 +31,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 
 // TestGenerateRejectsBadData checks that a corrupt grid value fails.
 func TestGenerateRejectsBadData(t *testing.T) {
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(DefaultInput(root))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data := readInput(t)
 	for _, c := range []struct{ from, to string }{
 		{`"QK_K": 256`, `"QK_K": 128`},
 		{`"kvalues_iq4nl": [-127,`, `"kvalues_iq4nl": [-200,`},
@@ -72,4 +58,18 @@ func TestGenerateRejectsBadData(t *testing.T) {
 	if _, err := Generate([]byte(bad)); err == nil {
 		t.Error("Generate accepted a grid byte of 9")
 	}
+}
+
+// readInput returns the repository root and the committed grids.json.
+func readInput(t *testing.T) (root string, data []byte) {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err = os.ReadFile(DefaultInput(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, data
 }
