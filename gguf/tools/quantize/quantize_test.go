@@ -11,19 +11,10 @@ import (
 	"testing"
 
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/internal/ggtest"
 	"github.com/picolm/picolm-wasm/quant"
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
-
-func open(t testing.TB, path string) *gguf.File {
-	t.Helper()
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
-}
 
 func quantizeBytes(t testing.TB, f *gguf.File, ftName string, o Options) []byte {
 	t.Helper()
@@ -51,7 +42,7 @@ func quantizeBytes(t testing.TB, f *gguf.File, ftName string, o Options) []byte 
 // shapes and types, byte-identical tensor data, same metadata; in fact the
 // whole file is identical.
 func TestMatchesLlamaQuantize(t *testing.T) {
-	src := open(t, shareddata.Path(t, "synth/synth-small-F32.gguf"))
+	src := ggtest.Open(t, shareddata.Path(t, "synth/synth-small-F32.gguf"))
 	for _, name := range []string{"Q4_K_M", "Q4_0", "Q8_0", "Q6_K", "IQ4_XS"} {
 		t.Run(name, func(t *testing.T) {
 			got := quantizeBytes(t, src, name, Options{Threads: 2})
@@ -366,13 +357,13 @@ func TestRequantize(t *testing.T) {
 	if _, err := QuantizeFile(shareddata.Path(t, "synth/synth-small-Q8_0.gguf"), out, ft, Options{AllowRequantize: true}); err != nil {
 		t.Fatal(err)
 	}
-	f := open(t, out)
+	f := ggtest.Open(t, out)
 	for _, tn := range f.Tensors {
 		if strings.Contains(tn.Name, "norm") != (tn.Type == quant.F32) {
 			t.Errorf("%s is %v", tn.Name, tn.Type)
 		}
 	}
-	src := open(t, shareddata.Path(t, "synth/synth-small-Q8_0.gguf"))
+	src := ggtest.Open(t, shareddata.Path(t, "synth/synth-small-Q8_0.gguf"))
 	got, err := gguf.Parse(quantizeBytes(t, src, "Q8_0", Options{}))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/internal/ggtest"
 	"github.com/picolm/picolm-wasm/quant"
 	"github.com/picolm/picolm-wasm/quant/codebook"
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
@@ -155,16 +156,6 @@ func TestBlockNoImprovement(t *testing.T) {
 	}
 }
 
-func openFile(t testing.TB, path string) *gguf.File {
-	t.Helper()
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
-}
-
 // teacherOf writes an F32 GGUF holding the dequantised tensors of the file.
 func teacherOf(t *testing.T, sf *gguf.File, path string) {
 	var ts []gguf.TensorInfo
@@ -192,7 +183,7 @@ func teacherOf(t *testing.T, sf *gguf.File, path string) {
 func TestFileNothingToChange(t *testing.T) {
 	dir := t.TempDir()
 	student := shareddata.Path(t, "synth/synth-small-IQ4_XS.gguf")
-	teacherOf(t, openFile(t, student), filepath.Join(dir, "teacher.gguf"))
+	teacherOf(t, ggtest.Open(t, student), filepath.Join(dir, "teacher.gguf"))
 	out := filepath.Join(dir, "out.gguf")
 	stats, err := File(filepath.Join(dir, "teacher.gguf"), student, out, Options{})
 	if err != nil {
@@ -234,8 +225,8 @@ func TestFilePair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf := openFile(t, shareddata.Path(t, "synth/synth-small-IQ4_XS.gguf"))
-	of := openFile(t, out)
+	sf := ggtest.Open(t, shareddata.Path(t, "synth/synth-small-IQ4_XS.gguf"))
+	of := ggtest.Open(t, out)
 	if len(of.Bytes()) != len(sf.Bytes()) {
 		t.Fatalf("size %d, student %d", len(of.Bytes()), len(sf.Bytes()))
 	}
@@ -293,7 +284,7 @@ func TestFileErrors(t *testing.T) {
 		t.Errorf("Q8_0 teacher: %v", err)
 	}
 	// Another model as teacher: missing tensors or other shapes.
-	sf := openFile(t, student)
+	sf := ggtest.Open(t, student)
 	var ts []gguf.TensorInfo
 	for _, ti := range sf.Tensors[:len(sf.Tensors)/2] {
 		ts = append(ts, gguf.TensorInfo{Name: ti.Name, Dims: []uint64{ti.Elements()}, Type: quant.F32, Data: make([]byte, 4*ti.Elements())})

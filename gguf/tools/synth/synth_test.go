@@ -13,6 +13,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/internal/ggtest"
 	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/quant"
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
@@ -20,12 +21,7 @@ import (
 
 func vocab(t testing.TB, name string) *gguf.File {
 	t.Helper()
-	f, err := gguf.Open(shareddata.Path(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return ggtest.Open(t, shareddata.Path(t, name))
 }
 
 // tiny is the small shape with the 512-token stories260K vocabulary: every
