@@ -8,13 +8,17 @@ import (
 	"github.com/picolm/picolm-wasm/quant"
 )
 
-// attention computes, for every query head h, softmax(q_h·K/sqrt(headDim))·V
-// over cached positions 0..pos of the KV head h/kvMul, into s.xb[h*headDim:].
+// attention sets xb[b], for b < n, to the attention of position pos+b of
+// the batch in layer l: for every query head h, softmax(q_h·K/sqrt(headDim))·V
+// over cached positions 0..pos+b of the KV head h/kvMul. Its work items are
+// the (position, head) pairs, run over the session's pool: a token's heads
+// when decoding, every head of every position for a prompt batch.
 //
 // It rounds where llama.cpp's attention (without flash attention) rounds:
 //
 //   - kq = K·q: ggml's mul_mat converts its activation to the keys' fp16,
-//     so the query is rounded to fp16 first;
+//     so the query is rounded to fp16 first (in place in q: the forward
+//     pass does not use it afterwards);
 //   - the softmax is ggml_soft_max's: the max, then the sum in float64 of
 //     float32 exp(score-max), then each weight exp(score-max)·float32(1/sum);
 //   - kqv = V·kq: the same conversion rounds every normalized weight to fp16
@@ -34,30 +38,30 @@ import (
 // one for the weighted sum of the values. The scores are computed a tile of
 // attnTile positions at a time, so a context that fits in one tile (the
 // common short one) computes its scores and their exponentials only once.
-//
-// Forward runs the heads over the session's pool; the query is rounded in
-// place (Forward does not use it afterwards).
-func (s *Session) attention(l, pos int) {
+func (s *Session) attention(l, pos, n int) {
 	c := &s.m.Config
-	scale, qScale := s.attnScales()
-	roundFP16(s.q, qScale)
-	a := &s.heads
+	a := &s.attn
 	if a.step == nil { // made once: the per-token path does not allocate
-		a.step = func(h int) {
+		a.step = func(i int) {
+			b, h := i/c.Heads, i%c.Heads
 			hd := c.HeadDim
-			s.attendHead(s.xb[h*hd:(h+1)*hd], s.q[h*hd:(h+1)*hd], a.l, a.pos, h/c.KVMul, a.scale)
+			qh := s.q[b][h*hd : (h+1)*hd]
+			roundFP16(qh, a.qScale)
+			s.attendHead(s.xb[b][h*hd:(h+1)*hd], qh, a.l, a.pos+b, h/c.KVMul, a.scale)
 		}
 	}
-	a.l, a.pos, a.scale = l, pos, scale
-	s.pool.forEach(c.Heads, a.step)
+	a.l, a.pos = l, pos
+	a.scale, a.qScale = s.attnScales()
+	s.pool.forEach(n*c.Heads, a.step)
 }
 
-// headAttention is Forward's attention step over the pool: head h of layer
-// l at position pos.
-type headAttention struct {
-	l, pos int
-	scale  float32
-	step   func(h int)
+// attnItems are attention's work items over the pool: step(b·heads + h) is
+// query head h of the batch's position b, in layer l, for the batch from
+// position pos on, with the scales of the scores and of the query.
+type attnItems struct {
+	l, pos        int
+	scale, qScale float32
+	step          func(i int)
 }
 
 // attnScales returns the scale of the scores and of the query: 1/sqrt(headDim)
@@ -68,20 +72,6 @@ func (s *Session) attnScales() (scale, qScale float32) {
 		scale, qScale = 1, scale
 	}
 	return scale, qScale
-}
-
-// attend is attention for the query q ([dim]) into xb ([dim]), with qh
-// ([headDim]) as scratch, one head after the other: Prefill runs it for
-// several positions at once.
-func (s *Session) attend(xb, q, qh []float32, l, pos int) {
-	c := &s.m.Config
-	hd := c.HeadDim
-	scale, qScale := s.attnScales()
-	for h := 0; h < c.Heads; h++ {
-		copy(qh, q[h*hd:(h+1)*hd])
-		roundFP16(qh[:hd], qScale)
-		s.attendHead(xb[h*hd:(h+1)*hd], qh[:hd], l, pos, h/c.KVMul, scale)
-	}
 }
 
 // roundFP16Ref sets x[i] = fp16(x[i]·scale), the value ggml's conversion

@@ -195,9 +195,9 @@ func roundedFP16(x float32) float32 {
 	return v[0]
 }
 
-// TestAttentionTiles: attention (heads over the pool) and attend (heads in
-// turn) give attendRef's bits, for contexts within one tile of scores and
-// over several.
+// TestAttentionTiles: attention (the (position, head) pairs over the pool)
+// gives attendRef's bits, for a batch of one and of several positions, for
+// contexts within one tile of scores and over several.
 func TestAttentionTiles(t *testing.T) {
 	m := &Model{}
 	c := &m.Config
@@ -207,20 +207,24 @@ func TestAttentionTiles(t *testing.T) {
 	for _, threads := range []int{1, 3} {
 		s := &Session{m: m, ctx: ctx, pool: newPool(threads),
 			keyCache: randFP16s(rng, c.Layers*ctx*c.KVDim), valCache: randFP16s(rng, c.Layers*ctx*c.KVDim),
-			q: make([]float32, c.Dim), xb: make([]float32, c.Dim)}
-		q := make([]float32, c.Dim)
-		want, got := make([]float32, c.Dim), make([]float32, c.Dim)
-		for _, pos := range []int{0, 1, 7, attnTile - 1, attnTile, attnTile + 1, 2*attnTile + 99} {
-			for i := range q {
-				q[i] = float32(rng.NormFloat64() * 2)
+			q: rows(maxBatch, c.Dim), xb: rows(maxBatch, c.Dim)}
+		q := rows(maxBatch, c.Dim)
+		want := make([]float32, c.Dim)
+		for _, at := range []struct{ pos, n int }{{0, 1}, {1, 1}, {7, 1}, {attnTile - 1, 1}, {attnTile, 1}, {attnTile + 1, 1}, {2*attnTile + 99, 1},
+			{0, maxBatch}, {attnTile - 3, 5}, {2*attnTile + 100 - maxBatch, maxBatch}} {
+			for b := range at.n {
+				for i := range q[b] {
+					q[b][i] = float32(rng.NormFloat64() * 2)
+				}
+				copy(s.q[b], q[b])
 			}
-			attendRef(s, want, q, 1, pos)
-			s.attend(got, q, make([]float32, c.HeadDim), 1, pos)
-			copy(s.q, q)
-			s.attention(1, pos)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(s.xb[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%d threads, pos %d, [%d]: attend %g, attention %g, reference %g", threads, pos, i, got[i], s.xb[i], want[i])
+			s.attention(1, at.pos, at.n)
+			for b := range at.n {
+				attendRef(s, want, q[b], 1, at.pos+b)
+				for i := range want {
+					if math.Float32bits(s.xb[b][i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%d threads, pos %d+%d, [%d]: attention %g, reference %g", threads, at.pos, b, i, s.xb[b][i], want[i])
+					}
 				}
 			}
 		}
@@ -239,9 +243,9 @@ func benchSession(threads int) *Session {
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := &Session{m: m, ctx: ctx, pool: newPool(threads),
 		keyCache: randFP16s(rng, ctx*c.KVDim), valCache: randFP16s(rng, ctx*c.KVDim),
-		q: make([]float32, c.Dim), xb: make([]float32, c.Dim)}
-	for i := range s.q {
-		s.q[i] = float32(rng.NormFloat64())
+		q: rows(1, c.Dim), xb: rows(1, c.Dim)}
+	for i := range s.q[0] {
+		s.q[0][i] = float32(rng.NormFloat64())
 	}
 	return s
 }
@@ -252,10 +256,10 @@ func BenchmarkAttention(b *testing.B) {
 		b.Run(fmt.Sprintf("pos=%d", pos), func(b *testing.B) {
 			s := benchSession(1)
 			defer s.pool.close()
-			q := append([]float32(nil), s.q...)
+			q := append([]float32(nil), s.q[0]...)
 			for b.Loop() {
-				copy(s.q, q)
-				s.attention(0, pos)
+				copy(s.q[0], q)
+				s.attention(0, pos, 1)
 			}
 		})
 	}

@@ -23,7 +23,6 @@ import (
 // loader had to convert the tensor (see loadMatrix).
 type matrix struct {
 	name     string
-	id       int // index in Model.mats (what instances call the matrix); -1 for token_embd
 	rows     int
 	cols     int
 	lo, hi   int // the rows this instance holds
@@ -34,12 +33,6 @@ type matrix struct {
 }
 
 func (w *matrix) row(r int) []byte { return w.data[(r-w.lo)*w.rowBytes : (r-w.lo+1)*w.rowBytes] }
-
-// matVec sets out[i] = W[first+i]·act for i < len(out).
-func (w *matrix) matVec(out []float32, first int, act []byte) {
-	lo := (first - w.lo) * w.rowBytes
-	w.tr.MatVec(w.cols, w.data[lo:lo+len(out)*w.rowBytes], act, out)
-}
 
 // part is the view of rows [lo, hi) of w, which holds them (the lead's part
 // of a tied output matrix, which is the whole token_embd).
@@ -56,7 +49,7 @@ func partRows(rows, k, n int) (lo, hi int) {
 }
 
 // A layer's biases are nil when the file has none (then adding them is a
-// no-op).
+// no-op). Its products are made of its matrices at load.
 type layer struct {
 	attnNorm []float32 // [dim]
 	wq       matrix    // [dim][dim]
@@ -71,6 +64,11 @@ type layer struct {
 	gate     matrix    // [hidden][dim]  (w1)
 	down     matrix    // [dim][hidden]  (w2)
 	up       matrix    // [hidden][dim]  (w3)
+
+	qkv     product // wq, wk, wv
+	attnOut product // wo
+	gateUp  product // gate, up
+	ffnOut  product // down
 }
 
 // Model is a loaded, read-only model: configuration, weights (views into the
@@ -84,18 +82,18 @@ type Model struct {
 	layers  []layer   // [layers]
 	outNorm []float32 // [dim]
 	output  matrix    // [vocab][dim]; token_embd when tied
+	cls     product   // output (llama2.c's wcls)
 	spec    archSpec
 	// ropeFreqs divide the rotation frequency of each pair
 	// (rope_freqs.weight, Llama 3.1+); nil when the file has none.
 	ropeFreqs []float32 // [ropeDim/2]
 
 	// The model may be split over instances (LoadOptions.Parts): this one
-	// is part of parts and holds only its rows of every matrix in mats (the
-	// layers' wq, wk, wv, wo, gate, up, down, then output). Part 0, the
+	// is part of parts and holds only its rows of every matrix of a product
+	// (the layers' wq, wk, wv, wo, gate, up, down, then output). Part 0, the
 	// lead, also holds everything else and runs Sessions.
 	part, parts int
-	mats        []*matrix
-	groups      []int // [mats] the matrices from id on that are asked for together (1 or more)
+	groups      []group // every product's groups, by id: in the order of the forward pass
 
 	identity [32]byte // hash of the metadata and tensor table: names this model in cache files
 	vecTypes []quant.Type
@@ -153,7 +151,6 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		if err == nil {
 			types[w.typ] += w.rows * w.cols
 			used[name] = true
-			w.id = len(m.mats)
 		}
 		return w, err
 	}
@@ -182,7 +179,6 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		if m.tokEmbd, err = ld.matrix("token_embd.weight", c.VocabSize, 0, c.VocabSize, c.Dim, false); err != nil {
 			return nil, err
 		}
-		m.tokEmbd.id = -1
 		types[m.tokEmbd.typ] += c.VocabSize * c.Dim
 	} else {
 		// Only the shape and type checks.
@@ -222,15 +218,12 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 			if L.wq, err = mat(name, n, 0, c.Dim, c.Dim); err != nil {
 				return nil, err
 			}
-			m.mats = append(m.mats, &L.wq)
 			if L.wk, err = mat(name, n, c.Dim, c.KVDim, c.Dim); err != nil {
 				return nil, err
 			}
-			m.mats = append(m.mats, &L.wk)
 			if L.wv, err = mat(name, n, c.Dim+c.KVDim, c.KVDim, c.Dim); err != nil {
 				return nil, err
 			}
-			m.mats = append(m.mats, &L.wv)
 		} else {
 			for _, q := range []struct {
 				w    *matrix
@@ -240,13 +233,11 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 				if *q.w, err = mat(p+q.name, q.rows, 0, q.rows, c.Dim); err != nil {
 					return nil, err
 				}
-				m.mats = append(m.mats, q.w)
 			}
 		}
 		if L.wo, err = mat(p+"attn_output.weight", c.Dim, 0, c.Dim, c.Dim); err != nil {
 			return nil, err
 		}
-		m.mats = append(m.mats, &L.wo)
 		for _, b := range []struct {
 			dst  *[]float32
 			name string
@@ -269,25 +260,20 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 			if L.gate, err = mat(name, n, 0, c.HiddenDim, c.Dim); err != nil {
 				return nil, err
 			}
-			m.mats = append(m.mats, &L.gate)
 			if L.up, err = mat(name, n, c.HiddenDim, c.HiddenDim, c.Dim); err != nil {
 				return nil, err
 			}
-			m.mats = append(m.mats, &L.up)
 		} else {
 			if L.gate, err = mat(p+"ffn_gate.weight", c.HiddenDim, 0, c.HiddenDim, c.Dim); err != nil {
 				return nil, err
 			}
-			m.mats = append(m.mats, &L.gate)
 			if L.up, err = mat(p+"ffn_up.weight", c.HiddenDim, 0, c.HiddenDim, c.Dim); err != nil {
 				return nil, err
 			}
-			m.mats = append(m.mats, &L.up)
 		}
 		if L.down, err = mat(p+"ffn_down.weight", c.Dim, 0, c.Dim, c.HiddenDim); err != nil {
 			return nil, err
 		}
-		m.mats = append(m.mats, &L.down)
 	}
 	// The output matrix: output.weight, or token_embd's rows again.
 	switch {
@@ -298,27 +284,20 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 	case o.Part == 0:
 		lo, hi := partRows(c.VocabSize, 0, parts)
 		m.output = m.tokEmbd.part(lo, hi)
-		m.output.id = len(m.mats)
 	default:
 		if m.output, err = mat("token_embd.weight", c.VocabSize, 0, c.VocabSize, c.Dim); err != nil {
 			return nil, err
 		}
 		types[m.output.typ] -= c.VocabSize * c.Dim // counted once, as the embedding
 	}
-	m.mats = append(m.mats, &m.output)
-	// Products that follow each other on the same activations (wq, wk, wv;
-	// gate, up) can go to the other parts as one request.
-	m.groups = make([]int, len(m.mats))
-	for id := range m.groups {
-		m.groups[id] = 1
+	for i := range m.layers {
+		L := &m.layers[i]
+		L.qkv = m.product(&L.wq, &L.wk, &L.wv)
+		L.attnOut = m.product(&L.wo)
+		L.gateUp = m.product(&L.gate, &L.up)
+		L.ffnOut = m.product(&L.down)
 	}
-	for l := range m.layers {
-		for _, g := range [][2]int{{7 * l, 3}, {7*l + 4, 2}} {
-			if sameActivation(m.mats[g[0] : g[0]+g[1]]) {
-				m.groups[g[0]] = g[1]
-			}
-		}
-	}
+	m.cls = m.product(&m.output)
 	for _, t := range f.Tensors {
 		if !used[t.Name] {
 			return nil, fmt.Errorf("%w: %s (%s models, as this engine runs them, have no such tensor)", ErrTensor, t.Name, c.Arch)
@@ -344,6 +323,24 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// product makes the product of ws, which take the same input: a group per
+// run of matrices that take it in one format, numbered on from the
+// model's last group.
+func (m *Model) product(ws ...*matrix) product {
+	var p product
+	for len(ws) > 0 {
+		n := 1
+		for n < len(ws) && ws[n].cols == ws[0].cols && ws[n].tr.VecDotType == ws[0].tr.VecDotType {
+			n++
+		}
+		g := group{id: len(m.groups), mats: ws[:n:n]}
+		m.groups = append(m.groups, g)
+		p = append(p, g)
+		ws = ws[n:]
+	}
+	return p
 }
 
 // Identity is a hash of the model's metadata and tensor table. Two files with

@@ -6,16 +6,18 @@ import (
 	"time"
 )
 
-// pool splits matrix products over a fixed set of goroutines, made once per
-// session. With one thread (always under wasm) it runs inline.
+// pool splits work over a fixed set of goroutines, made once per session:
+// the rows of a matrix product (products.go), the (position, head) pairs
+// of attention, the positions of a batch. With one thread (always under
+// wasm) it runs inline.
 //
-// A product's rows are cut into chunks (several per thread) which the
-// calling goroutine and the workers claim one at a time from a shared
-// counter, so a thread that the OS runs less (the machine is shared, or a
-// worker wakes late) simply claims fewer chunks instead of holding the
-// others up: the caller never waits for a worker that has not started,
-// only for chunks already claimed. Each product is a generation; a worker
-// woken for an old one finds its counter gone and claims nothing.
+// A job's items are cut into chunks (several per thread) which the calling
+// goroutine and the workers claim one at a time from a shared counter, so a
+// thread that the OS runs less (the machine is shared, or a worker wakes
+// late) simply claims fewer chunks instead of holding the others up: the
+// caller never waits for a worker that has not started, only for chunks
+// already claimed. Each job is a generation; a worker woken for an old one
+// finds its counter gone and claims nothing.
 type pool struct {
 	threads int
 	wake    []chan job // one per worker; a pending wake-up is replaced, never queued
@@ -25,37 +27,28 @@ type pool struct {
 	gen     uint32        // the current generation (only the caller writes it)
 }
 
-// job is one matrix product: out = W·act, or outs[b] = W·acts[b] for every
-// b (a batch, see Session.Prefill), in chunks of chunk rows.
-type job struct {
-	out     []float32
-	w       *matrix
-	act     []byte
-	outs    [][]float32 // a batch: out and act are unused
-	acts    [][]byte
-	each    func(i int) // not a product: each(i) for i < n, one per chunk
-	lo      int         // the first row (a product over the rows [lo, lo+n) of w)
-	n       int         // rows (or each's count)
-	gen     uint32
-	chunk   int // rows per chunk
-	nchunks int
+// A task is what a job's items are: run does items [lo, hi).
+type task interface {
+	run(lo, hi int)
 }
 
-// runRows computes rows [j.lo+lo, j.lo+hi) of the product.
-func (j *job) runRows(lo, hi int) {
-	if j.each != nil {
-		for i := lo; i < hi; i++ {
-			j.each(i)
-		}
-		return
+// eachTask is f(i) per item i (f is made once, not per call: the hot path
+// does not allocate).
+type eachTask func(i int)
+
+func (f eachTask) run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		f(i)
 	}
-	lo, hi = lo+j.lo, hi+j.lo
-	w := j.w
-	if j.outs != nil {
-		runBatch(w, j.outs, j.acts, lo, hi)
-		return
-	}
-	w.matVec(j.out[lo:hi], lo, j.act)
+}
+
+// job is one run of a task over items [0, n) in chunks of chunk items.
+type job struct {
+	task    task
+	n       int
+	chunk   int
+	nchunks int
+	gen     uint32
 }
 
 func newPool(threads int) *pool {
@@ -87,7 +80,7 @@ func (p *pool) work(j *job) {
 		if !p.next.CompareAndSwap(v, v+1) {
 			continue
 		}
-		j.runRows(c*j.chunk, min((c+1)*j.chunk, j.n))
+		j.task.run(c*j.chunk, min((c+1)*j.chunk, j.n))
 		p.done.Add(1)
 	}
 }
@@ -105,21 +98,28 @@ const (
 	batchChunksPerThread = 2
 )
 
-// run computes the product j over the pool.
-func (p *pool) run(j job) {
-	rows := j.n
+// productChunk is the chunk of a product of rows rows times acts
+// activations: all of them (run inline) when the matrix is tiny.
+func (p *pool) productChunk(rows, acts int) int {
 	switch {
-	case p.threads <= 1 || rows < 2 || j.each == nil && rows < 2*minRowsPerChunk:
-		j.runRows(0, rows)
-		return
-	case j.each != nil:
-		j.chunk = 1
-	case j.outs != nil:
-		j.chunk = max(minRowsPerBatchChunk, (rows+p.threads*batchChunksPerThread-1)/(p.threads*batchChunksPerThread))
+	case rows < 2*minRowsPerChunk:
+		return rows
+	case acts > 1:
+		return max(minRowsPerBatchChunk, (rows+p.threads*batchChunksPerThread-1)/(p.threads*batchChunksPerThread))
 	default:
-		j.chunk = max(minRowsPerChunk, (rows+p.threads*chunksPerThread-1)/(p.threads*chunksPerThread))
+		return max(minRowsPerChunk, (rows+p.threads*chunksPerThread-1)/(p.threads*chunksPerThread))
 	}
-	j.nchunks = (rows + j.chunk - 1) / j.chunk
+}
+
+// run runs t over items [0, n), chunk items at a time, on the pool; inline
+// when there is one thread or one chunk.
+func (p *pool) run(t task, n, chunk int) {
+	if p.threads <= 1 || n <= chunk {
+		t.run(0, n)
+		return
+	}
+	j := job{task: t, n: n, chunk: chunk}
+	j.nchunks = (n + chunk - 1) / chunk
 	p.gen++
 	j.gen = p.gen
 	p.done.Store(0)
@@ -144,15 +144,9 @@ func (p *pool) run(j job) {
 	}
 }
 
-// matvec computes out[r] = W[r]·act for the rows r this instance holds.
-func (p *pool) matvec(out []float32, w *matrix, act []byte) {
-	p.run(job{out: out, w: w, act: act, lo: w.lo, n: w.hi - w.lo})
-}
-
-// forEach runs f(i) for i < n over the pool's goroutines, one i at a time
-// (f is made once, not per call: the hot path does not allocate).
+// forEach runs f(i) for i < n over the pool's goroutines, one i at a time.
 func (p *pool) forEach(n int, f func(i int)) {
-	p.run(job{each: f, n: n})
+	p.run(eachTask(f), n, 1)
 }
 
 func (p *pool) close() {

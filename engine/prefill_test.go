@@ -36,12 +36,12 @@ func TestPrefillMatchesForward(t *testing.T) {
 	}
 	for name, m := range models {
 		vocab := m.Config.VocabSize
-		prompt := make([]int, 2*prefillBatch+3)
+		prompt := make([]int, 2*maxBatch+3)
 		for i := range prompt {
 			prompt[i] = (i*7919 + 11) % vocab
 		}
 		next := []int{(13 * 31) % vocab, 5 % vocab}
-		for _, split := range [][]int{{2*prefillBatch + 3}, {1, prefillBatch, prefillBatch + 2}, {prefillBatch - 1, 4}} {
+		for _, split := range [][]int{{2*maxBatch + 3}, {1, maxBatch, maxBatch + 2}, {maxBatch - 1, 4}} {
 			for _, threads := range []int{1, 2} {
 				ref := newSession(t, m, SessionOptions{Context: 64, Threads: threads})
 				got := newSession(t, m, SessionOptions{Context: 64, Threads: threads})

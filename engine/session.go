@@ -3,8 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-
-	"github.com/x448/float16"
 )
 
 // SessionOptions sizes a Session.
@@ -13,8 +11,8 @@ type SessionOptions struct {
 	// model's trained context. It is capped at the trained context and at
 	// MaxKVBytes.
 	Context int
-	// Threads is the number of goroutines a matrix-vector product is split
-	// over (1 under wasm).
+	// Threads is the number of goroutines the matrix products and the
+	// attention heads are split over (1 under wasm).
 	Threads int
 	// MaxKVBytes bounds the fp16 KV cache; 0 means DefaultMaxKVBytes.
 	MaxKVBytes int64
@@ -34,20 +32,22 @@ type Session struct {
 	m   *Model
 	ctx int // positions the KV cache holds
 
-	tokens []int // the tokens whose keys and values are in the cache; len = position of the next token
+	tokens []int  // the tokens whose keys and values are in the cache; len = position of the next token
+	one    [1]int // Forward's token, a batch of one
 
-	// Activations of the current position.
-	x      []float32 // [dim] residual stream
-	xb     []float32 // [dim] normed input of a sublayer, then the attention output
-	xb2    []float32 // [dim] sublayer output before the residual add
-	q      []float32 // [dim] query, all heads
-	k      []float32 // [kvDim] key of this position
-	v      []float32 // [kvDim] value of this position
-	qh     []float32 // [headDim] one query head rounded through fp16, as the cache's dot sees it
-	hb     []float32 // [hidden] FFN gate, then silu(gate)*up
-	hb2    []float32 // [hidden] FFN up
-	logits []float32 // [vocab]
-	act    activation
+	// The activations of a batch of up to maxBatch consecutive positions
+	// (forward.go), row b for the batch's b-th position; decoding a token
+	// is a batch of one, row 0.
+	x      [][]float32  // [maxBatch][dim] residual streams
+	xb     [][]float32  // [maxBatch][dim] normed input of a sublayer, then the attention output
+	xb2    [][]float32  // [maxBatch][dim] sublayer output before the residual add
+	q      [][]float32  // [maxBatch][dim] queries, all heads (rounded to fp16 by attention)
+	k      [][]float32  // [maxBatch][kvDim] keys
+	v      [][]float32  // [maxBatch][kvDim] values
+	hb     [][]float32  // [maxBatch][hidden] FFN gate, then silu(gate)*up
+	hb2    [][]float32  // [maxBatch][hidden] FFN up
+	acts   []activation // [maxBatch] the next product's input, quantized on demand
+	logits [][]float32  // [1][vocab] after the last position
 
 	keyCache []uint16 // [layers][ctx][kvDim] fp16
 	valCache []uint16 // [layers][ctx][kvDim] fp16
@@ -58,12 +58,11 @@ type Session struct {
 	// rope rotates q or k: the architecture's pairing, ropeNormal or ropeNeoX.
 	rope func(x []float32, headDim int, cos, sin []float32)
 
-	pool  *pool
-	parts *parts // the other parts of a split model; nil when whole
+	pool     *pool
+	products products // the matrix products: on the pool, and by the peers of a split model
 
-	heads headAttention // Forward's attention over the pool (attention.go)
-
-	batch *batch // Prefill's buffers, made by its first call
+	attn       attnItems   // attention's (position, head) pairs over the pool (attention.go)
+	swigluStep func(b int) // hb[b] = silu(hb[b]) * hb2[b], the positions over the pool
 }
 
 // NewSession allocates a session's state for m.
@@ -88,31 +87,45 @@ func (m *Model) NewSession(o SessionOptions) (*Session, error) {
 		m:        m,
 		ctx:      ctx,
 		tokens:   make([]int, 0, ctx),
-		x:        make([]float32, c.Dim),
-		xb:       make([]float32, c.Dim),
-		xb2:      make([]float32, c.Dim),
-		q:        make([]float32, c.Dim),
-		k:        make([]float32, c.KVDim),
-		v:        make([]float32, c.KVDim),
-		qh:       make([]float32, c.HeadDim),
-		hb:       make([]float32, c.HiddenDim),
-		hb2:      make([]float32, c.HiddenDim),
-		logits:   make([]float32, c.VocabSize),
+		x:        rows(maxBatch, c.Dim),
+		xb:       rows(maxBatch, c.Dim),
+		xb2:      rows(maxBatch, c.Dim),
+		q:        rows(maxBatch, c.Dim),
+		k:        rows(maxBatch, c.KVDim),
+		v:        rows(maxBatch, c.KVDim),
+		hb:       rows(maxBatch, c.HiddenDim),
+		hb2:      rows(maxBatch, c.HiddenDim),
+		acts:     make([]activation, maxBatch),
+		logits:   rows(1, c.VocabSize),
 		keyCache: make([]uint16, c.Layers*ctx*c.KVDim),
 		valCache: make([]uint16, c.Layers*ctx*c.KVDim),
 		pool:     newPool(o.Threads),
 	}
+	s.products.pool = s.pool
 	if err := s.connect(o.Peers); err != nil {
 		s.pool.close()
 		return nil, err
 	}
-	s.act.init(m.vecTypes, max(c.Dim, c.HiddenDim))
+	for b := range s.acts {
+		s.acts[b].init(m.vecTypes, max(c.Dim, c.HiddenDim))
+	}
 	s.ropeCos, s.ropeSin = ropeTables(ctx, c.RopeDim, c.RopeBase, c.RopeScale, m.ropeFreqs)
 	s.rope = ropeNormal
 	if m.spec.neox {
 		s.rope = ropeNeoX
 	}
+	s.swigluStep = func(b int) { swiglu(s.hb[b], s.hb2[b]) }
 	return s, nil
+}
+
+// rows makes n rows of width w, in one block.
+func rows(n, w int) [][]float32 {
+	buf := make([]float32, n*w)
+	r := make([][]float32, n)
+	for b := range r {
+		r[b] = buf[b*w : (b+1)*w : (b+1)*w]
+	}
+	return r
 }
 
 // Close stops the session's worker goroutines.
@@ -161,93 +174,4 @@ func ropeTables(ctx, ropeDim int, base, freqScale float32, freqs []float32) (cos
 		}
 	}
 	return cos, sin
-}
-
-// Forward runs one token at the next position through the model and returns
-// the logits over the vocabulary ([vocab], owned by the session, valid until
-// the next call).
-func (s *Session) Forward(token int) ([]float32, error) {
-	c := &s.m.Config
-	pos := len(s.tokens)
-	if pos >= s.ctx {
-		return nil, fmt.Errorf("%w: all %d positions are used", ErrContext, s.ctx)
-	}
-	if token < 0 || token >= c.VocabSize {
-		return nil, fmt.Errorf("token id %d outside the vocabulary of %d", token, c.VocabSize)
-	}
-	half := c.RopeDim / 2
-	cos := s.ropeCos[pos*half : (pos+1)*half]
-	sin := s.ropeSin[pos*half : (pos+1)*half]
-
-	// x = the token's embedding row
-	s.m.tokEmbd.tr.Dequantize(s.x, s.m.tokEmbd.row(token))
-
-	for l := range s.m.layers {
-		L := &s.m.layers[l]
-
-		// Attention: xb = rmsnorm(x); q, k, v = Wq xb + bq, Wk xb + bk, Wv xb + bv
-		// (the biases are qwen2's; other models have none and add nothing)
-		rmsnorm(s.xb, s.x, L.attnNorm, c.NormEps)
-		s.act.set(s.xb)
-		s.matvec(s.q, &L.wq)
-		s.matvec(s.k, &L.wk)
-		s.matvec(s.v, &L.wv)
-		add(s.q, L.bq)
-		add(s.k, L.bk)
-		add(s.v, L.bv)
-
-		// Rotate the leading ropeDim dims of every query and key head, the
-		// architecture's pairs of dims.
-		s.rope(s.q, c.HeadDim, cos, sin)
-		s.rope(s.k, c.HeadDim, cos, sin)
-
-		// Store this position's key and value in the fp16 cache.
-		base := (l*s.ctx + pos) * c.KVDim
-		kc := s.keyCache[base : base+c.KVDim]
-		vc := s.valCache[base : base+c.KVDim]
-		for i := range kc {
-			kc[i] = float16.Fromfloat32(s.k[i]).Bits()
-			vc[i] = float16.Fromfloat32(s.v[i]).Bits()
-		}
-
-		// xb = attention over positions 0..pos, per query head
-		s.attention(l, pos)
-
-		// x += Wo xb + bo
-		s.act.set(s.xb)
-		s.matvec(s.xb2, &L.wo)
-		add(s.xb2, L.bo)
-		add(s.x, s.xb2)
-
-		// FFN: x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x)
-		rmsnorm(s.xb, s.x, L.ffnNorm, c.NormEps)
-		s.act.set(s.xb)
-		s.matvec(s.hb, &L.gate)
-		s.matvec(s.hb2, &L.up)
-		swiglu(s.hb, s.hb2)
-		s.act.set(s.hb)
-		s.matvec(s.xb2, &L.down)
-		add(s.x, s.xb2)
-	}
-
-	// logits = Wout rmsnorm(x)
-	rmsnorm(s.x, s.x, s.m.outNorm, c.NormEps)
-	s.act.set(s.x)
-	s.matvec(s.logits, &s.m.output)
-
-	if err := s.partsErr(); err != nil {
-		return nil, err
-	}
-	s.tokens = append(s.tokens, token)
-	return s.logits, nil
-}
-
-// matvec computes out = W·x for the activation set by s.act.set.
-func (s *Session) matvec(out []float32, w *matrix) {
-	act := s.act.get(w.tr.VecDotType)
-	if s.parts != nil {
-		s.matvecParts(out, w, act)
-		return
-	}
-	s.pool.matvec(out, w, act)
 }

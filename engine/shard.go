@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -11,13 +10,13 @@ import (
 // A model can be split over instances that cannot share memory (Go wasm
 // instances in Web Workers, one thread each): every weight matrix by rows,
 // LoadOptions.Part of Parts. The lead (part 0) runs the Session; for each
-// matrix product it starts its Peers (the other parts) on the same quantized
-// activations, computes its own rows, and waits for theirs. Each row's dot
-// is the same computation wherever it runs, so the result is bit-identical
-// to one instance's.
+// group of a product (products.go) it starts its Peers (the other parts) on
+// the same quantized activations, computes its own rows, and waits for
+// theirs. Each row's dot is the same computation wherever it runs (the
+// same kernels), so the result is bit-identical to one instance's.
 //
-// Matrices are named by id: layer l's wq, wk, wv, wo, gate, up, down are
-// 7l .. 7l+6, the output matrix is 7·layers.
+// A request names its group by id (Model.groups, numbered at load in the
+// order of the forward pass), which every part numbers alike.
 
 // ErrShard reports a split model whose parts do not fit together, or a part
 // that failed.
@@ -38,13 +37,12 @@ type ShardInfo struct {
 type Peer interface {
 	// Info reports what the peer serves; NewSession checks it once.
 	Info() (ShardInfo, error)
-	// Start asks for the peer's rows of the n matrices id .. id+n-1 (n > 1
-	// for matrices that take the same activations, as wq, wk and wv do)
-	// times each activation of acts (one for a token, up to 16 for a prompt
-	// batch; in the matrices' activation format): out receives them, matrix
-	// after matrix, each [len(acts)][its rows]. acts and out belong to the
-	// peer until Wait returns.
-	Start(id, n int, acts [][]byte, out []float32) error
+	// Start asks for the peer's rows of the matrices of group times each
+	// activation of acts (one for a token, up to 16 for a prompt batch; in
+	// the group's activation format): out receives them, matrix after
+	// matrix, each [len(acts)][its rows]. acts and out belong to the peer
+	// until Wait returns.
+	Start(group int, acts [][]byte, out []float32) error
 	// Wait returns once out holds the started products, or the peer failed.
 	// It must not block forever on a peer that died.
 	Wait() error
@@ -60,20 +58,11 @@ func actBytes(w *matrix) int {
 	return w.cols / vt.BlockSize * vt.TypeSize
 }
 
-// sameActivation reports whether the matrices take the same activations.
-func sameActivation(ws []*matrix) bool {
-	for _, w := range ws[1:] {
-		if w.cols != ws[0].cols || w.tr.VecDotType != ws[0].tr.VecDotType {
-			return false
-		}
-	}
-	return true
-}
-
 // A Shard serves the products of one part (1 ..) of a split model for the
 // lead's Session: Serve is what a Peer's Start and Wait reach.
 type Shard struct {
-	m *Model
+	m    *Model
+	outs [maxBatch][]float32 // Serve's view of its reply, by activation
 }
 
 // NewShard serves m, a part other than the lead of a split model.
@@ -92,89 +81,56 @@ func (s *Shard) Info() ShardInfo {
 // Limits are the largest request and reply the lead sends: activations per
 // request, bytes per activation, and floats per reply.
 func (s *Shard) Limits() (acts, actLen, outLen int) {
-	for id, w := range s.m.mats {
-		actLen = max(actLen, actBytes(w))
-		rows := 0
-		for _, v := range s.m.mats[id : id+s.m.groups[id]] {
-			rows += v.hi - v.lo
-		}
-		outLen = max(outLen, prefillBatch*rows)
+	for i := range s.m.groups {
+		g := &s.m.groups[i]
+		actLen = max(actLen, actBytes(g.mats[0]))
+		outLen = max(outLen, maxBatch*g.rowsOf(s.m.part, s.m.parts))
 	}
-	return prefillBatch, actLen, outLen
+	return maxBatch, actLen, outLen
 }
 
-// Serve computes the shard's rows [lo, hi) of the n matrices id .. id+n-1
-// times each activation: out holds, matrix after matrix, W[r]·acts[b] at
-// b*(hi-lo) + r-lo. A request that does not fit the model (an unknown id,
-// matrices or activations of different sizes, out of the wrong length) is
-// an error, never a panic.
-func (s *Shard) Serve(id, n int, acts [][]byte, out []float32) error {
-	if id < 0 || n < 1 || n > len(s.m.mats)-id {
-		return fmt.Errorf("%w: no matrices %d to %d (the model has %d)", ErrShard, id, id+n-1, len(s.m.mats))
+// Serve computes the shard's rows [lo, hi) of each matrix of group times
+// each activation, with the kernels the lead's products use (MatVec for one
+// activation, MatMul for several): out holds, matrix after matrix,
+// W[r]·acts[b] at b*(hi-lo) + r-lo. A request that does not fit the model
+// (an unknown group, activations of the wrong number or size, out of the
+// wrong length) is an error, never a panic. One call at a time.
+func (s *Shard) Serve(group int, acts [][]byte, out []float32) error {
+	if group < 0 || group >= len(s.m.groups) {
+		return fmt.Errorf("%w: no group %d (the model has %d)", ErrShard, group, len(s.m.groups))
 	}
-	ws := s.m.mats[id : id+n]
-	if !sameActivation(ws) {
-		return fmt.Errorf("%w: matrices %d to %d take different activations", ErrShard, id, id+n-1)
+	g := &s.m.groups[group]
+	if len(acts) < 1 || len(acts) > maxBatch {
+		return fmt.Errorf("%w: %d activations (1 to %d)", ErrShard, len(acts), maxBatch)
 	}
-	if len(acts) < 1 || len(acts) > prefillBatch {
-		return fmt.Errorf("%w: %d activations (1 to %d)", ErrShard, len(acts), prefillBatch)
-	}
-	want := actBytes(ws[0])
+	want := actBytes(g.mats[0])
 	for _, a := range acts {
 		if len(a) != want {
-			return fmt.Errorf("%w: matrix %d: a %d-byte activation, want %d", ErrShard, id, len(a), want)
+			return fmt.Errorf("%w: group %d: a %d-byte activation, want %d", ErrShard, group, len(a), want)
 		}
 	}
-	size := 0
-	for _, w := range ws {
-		size += len(acts) * (w.hi - w.lo)
+	if size := len(acts) * g.rowsOf(s.m.part, s.m.parts); len(out) != size {
+		return fmt.Errorf("%w: group %d: a reply of %d values, want %d", ErrShard, group, len(out), size)
 	}
-	if len(out) != size {
-		return fmt.Errorf("%w: matrices %d to %d: a reply of %d values, want %d", ErrShard, id, id+n-1, len(out), size)
-	}
-	for _, w := range ws {
-		rows := w.hi - w.lo
-		serveRows(w, acts, out[:len(acts)*rows])
-		out = out[len(acts)*rows:]
+	outs := s.outs[:len(acts)]
+	for _, w := range g.mats {
+		n := w.hi - w.lo
+		for b := range outs {
+			outs[b] = out[b*n : (b+1)*n]
+		}
+		w.mul(acts, outs, w.lo, w.hi)
+		out = out[len(acts)*n:]
 	}
 	return nil
-}
-
-// serveRows computes out[b*(hi-lo) + r-lo] = W[r]·acts[b] for the rows
-// [lo, hi) w holds: the same dot kernels as the lead's matvec (one
-// activation) and matmul (a batch).
-func serveRows(w *matrix, acts [][]byte, out []float32) {
-	if len(acts) == 1 {
-		w.matVec(out[:w.hi-w.lo], w.lo, acts[0])
-		return
-	}
-	n := w.hi - w.lo
-	var dots [prefillBatch]float32
-	for r := w.lo; r < w.hi; r++ {
-		w.tr.DotEach(w.cols, w.row(r), acts, dots[:len(acts)])
-		for b := range acts {
-			out[b*n+r-w.lo] = dots[b]
-		}
-	}
 }
 
 // parts is the lead Session's side of a split model.
 type parts struct {
 	m       *Model
 	peers   []Peer      // peers[k] serves part k+1
-	scratch [][]float32 // [peer][prefillBatch × its most rows of a group]: replies
-	one     [1][]byte   // a single activation as a batch of one
-	oneOut  [1][]float32
-	err     error // the first failure; the session is unusable after it
-
-	// The replies in scratch: matrices [first, end) times the activations
-	// copied to acts (nacts of actLen bytes). A product of a later matrix
-	// of the group on the same activations takes its reply from there.
-	first, end int
-	nacts      int
-	actLen     int
-	acts       []byte // [prefillBatch × the largest activation]
-	started    int    // peers started and not yet waited for
+	replies [][]float32 // [peer][maxBatch × its most rows of a group]
+	started int         // peers started and not yet waited for
+	err     error       // the first failure; the session is unusable after it
 }
 
 // connect checks the peers serve the other parts of s's model and orders
@@ -190,7 +146,7 @@ func (s *Session) connect(peers []Peer) error {
 	if m.parts == 1 {
 		return nil
 	}
-	ps := &parts{m: m, peers: make([]Peer, len(peers)), scratch: make([][]float32, len(peers))}
+	ps := &parts{m: m, peers: make([]Peer, len(peers)), replies: make([][]float32, len(peers))}
 	for i, p := range peers {
 		if p == nil {
 			return fmt.Errorf("%w: peer %d is nil", ErrShard, i)
@@ -209,78 +165,45 @@ func (s *Session) connect(peers []Peer) error {
 		}
 		ps.peers[info.Part-1] = p
 	}
-	most, actLen := 0, 0
-	for id, w := range m.mats {
-		actLen = max(actLen, actBytes(w))
+	most := 0
+	for i := range m.groups {
 		for k := range ps.peers {
-			rows := 0
-			for _, v := range m.mats[id : id+m.groups[id]] {
-				lo, hi := partRows(v.rows, k+1, m.parts)
-				rows += hi - lo
-			}
-			most = max(most, rows)
+			most = max(most, m.groups[i].rowsOf(k+1, m.parts))
 		}
 	}
-	for k := range ps.scratch {
-		ps.scratch[k] = make([]float32, prefillBatch*most)
+	for k := range ps.replies {
+		ps.replies[k] = make([]float32, maxBatch*most)
 	}
-	ps.acts = make([]byte, prefillBatch*actLen)
-	s.parts = ps
+	s.products.parts = ps
 	return nil
 }
 
 // partsErr is the failure of a peer, which leaves the session unusable.
 func (s *Session) partsErr() error {
-	if s.parts == nil {
+	if s.products.parts == nil {
 		return nil
 	}
-	return s.parts.err
+	return s.products.parts.err
 }
 
-// replied reports whether the peers' replies for w times acts are in
-// scratch already (w came with an earlier matrix of its group).
-func (ps *parts) replied(w *matrix, acts [][]byte) bool {
-	if w.id <= ps.first || w.id >= ps.end || len(acts) != ps.nacts || len(acts[0]) != ps.actLen {
-		return false
-	}
-	for b, a := range acts {
-		if !bytes.Equal(a, ps.acts[b*ps.actLen:(b+1)*ps.actLen]) {
-			return false
-		}
-	}
-	return true
-}
-
-// start starts every peer on its rows of w's group times acts, into its
-// scratch, and remembers what they compute.
-func (ps *parts) start(w *matrix, acts [][]byte) {
-	ps.first, ps.end = 0, 0
+// start starts every peer on its rows of g times acts, into its reply.
+func (ps *parts) start(g *group, acts [][]byte) {
 	if ps.err != nil {
 		return
 	}
-	m := ps.m
-	g := m.groups[w.id]
 	for k, p := range ps.peers {
-		size := 0
-		for _, v := range m.mats[w.id : w.id+g] {
-			lo, hi := partRows(v.rows, k+1, m.parts)
-			size += len(acts) * (hi - lo)
-		}
-		if err := p.Start(w.id, g, acts, ps.scratch[k][:size]); err != nil {
+		out := ps.replies[k][:len(acts)*g.rowsOf(k+1, ps.m.parts)]
+		if err := p.Start(g.id, acts, out); err != nil {
 			ps.err = fmt.Errorf("%w %d: %w", ErrShard, k+1, err)
-			ps.started = k
 			return
 		}
-	}
-	ps.started = len(ps.peers)
-	ps.first, ps.end, ps.nacts, ps.actLen = w.id, w.id+g, len(acts), len(acts[0])
-	for b, a := range acts {
-		copy(ps.acts[b*ps.actLen:], a)
+		ps.started++
 	}
 }
 
-// wait waits for the started peers.
-func (ps *parts) wait() {
+// finish waits for the started peers and copies their rows of g's matrices
+// into outs (outs[i] is [batch][the i-th matrix's rows]).
+func (ps *parts) finish(g *group, outs [][][]float32) {
 	for k := range ps.started {
 		if err := ps.peers[k].Wait(); err != nil && ps.err == nil {
 			ps.err = fmt.Errorf("%w %d: %w", ErrShard, k+1, err)
@@ -288,56 +211,17 @@ func (ps *parts) wait() {
 	}
 	ps.started = 0
 	if ps.err != nil {
-		ps.first, ps.end = 0, 0
+		return
 	}
-}
-
-// scatter copies the peers' rows of w (in scratch) into outs.
-func (ps *parts) scatter(w *matrix, outs [][]float32) {
-	m := ps.m
 	for k := range ps.peers {
-		off := 0
-		for _, v := range m.mats[ps.first:w.id] {
-			lo, hi := partRows(v.rows, k+1, m.parts)
-			off += ps.nacts * (hi - lo)
+		reply := ps.replies[k]
+		for i, w := range g.mats {
+			lo, hi := partRows(w.rows, k+1, ps.m.parts)
+			n := hi - lo
+			for b, out := range outs[i] {
+				copy(out[lo:hi], reply[b*n:(b+1)*n])
+			}
+			reply = reply[len(outs[i])*n:]
 		}
-		lo, hi := partRows(w.rows, k+1, m.parts)
-		n := hi - lo
-		for b := range outs {
-			copy(outs[b][lo:hi], ps.scratch[k][off+b*n:off+(b+1)*n])
-		}
-	}
-}
-
-// matvecParts is matvec over the parts: the peers' rows of out come from
-// them (asked for with the first matrix of w's group), the lead's own from
-// the pool.
-func (s *Session) matvecParts(out []float32, w *matrix, act []byte) {
-	ps := s.parts
-	ps.one[0], ps.oneOut[0] = act, out
-	s.productParts(ps.oneOut[:], w, ps.one[:], false)
-}
-
-// matmulParts is matmul over the parts.
-func (s *Session) matmulParts(outs [][]float32, w *matrix, acts [][]byte) {
-	s.productParts(outs, w, acts, true)
-}
-
-func (s *Session) productParts(outs [][]float32, w *matrix, acts [][]byte, batch bool) {
-	ps := s.parts
-	have := ps.replied(w, acts)
-	if !have {
-		ps.start(w, acts)
-	}
-	if batch {
-		s.pool.matmul(outs, w, acts)
-	} else {
-		s.pool.matvec(outs[0], w, acts[0])
-	}
-	if !have {
-		ps.wait()
-	}
-	if ps.err == nil {
-		ps.scatter(w, outs)
 	}
 }

@@ -24,7 +24,7 @@ type localPeer struct {
 }
 
 type localReq struct {
-	id, n int
+	group int
 	acts  [][]byte
 	out   []float32
 }
@@ -33,7 +33,7 @@ func newLocalPeer(t testing.TB, sh *Shard) *localPeer {
 	p := &localPeer{sh: sh, info: sh.Info(), req: make(chan localReq, 1), done: make(chan error, 1)}
 	go func() {
 		for r := range p.req {
-			p.done <- sh.Serve(r.id, r.n, r.acts, r.out)
+			p.done <- sh.Serve(r.group, r.acts, r.out)
 		}
 		close(p.done)
 	}()
@@ -45,13 +45,13 @@ var errPeerClosed = errors.New("peer closed")
 
 func (p *localPeer) Info() (ShardInfo, error) { return p.info, nil }
 
-func (p *localPeer) Start(id, n int, acts [][]byte, out []float32) (err error) {
+func (p *localPeer) Start(group int, acts [][]byte, out []float32) (err error) {
 	defer func() {
 		if recover() != nil { // sending on the closed channel: the peer is gone
 			err = errPeerClosed
 		}
 	}()
-	p.req <- localReq{id, n, acts, out}
+	p.req <- localReq{group, acts, out}
 	return nil
 }
 
@@ -157,8 +157,9 @@ func runGreedy(t testing.TB, s *Session, prompt []int, gen int) ([][]float32, []
 // in-process Shards) gives bit-identical logits and so identical greedy
 // tokens to the whole model, through prefill batches (prompt across batch
 // boundaries) and decoding, on the f32 and q8_0 stories models (the q8_0
-// one has a flat-stored ffn_down), small quantized models and the synthetic
-// architectures (fused QKV and FFN, biases, tied output).
+// one has a flat-stored ffn_down), small quantized models (one whose q, k
+// and v take two activation formats) and the synthetic architectures (fused
+// QKV and FFN, biases, tied output).
 func TestSplitMatchesWhole(t *testing.T) {
 	dir := t.TempDir()
 	paths := map[string]string{
@@ -172,6 +173,14 @@ func TestSplitMatchesWhole(t *testing.T) {
 		writeSpecModel(t, dir, sp)
 		paths[sp.Name] = filepath.Join(dir, sp.Name+".gguf")
 	}
+	// Rows of 128 make Q5_K_M fall back to Q5_1 (Q8_1 activations) and, for
+	// layer 1's wv, Q6_K to Q8_0 (Q8_0 activations): a product of two groups.
+	mixed := synth.Spec{Name: "mixed-Q5_K_M", Shape: synth.Shape{Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, Context: 256},
+		Seed: 5, Type: "Q5_K_M", Vocab: "ggml-vocab-llama-spm.gguf"}
+	if m := writeSpecModel(t, dir, mixed); len(m.layers[1].qkv) != 2 || len(m.layers[0].qkv) != 1 {
+		t.Fatalf("%s: q, k, v in %d and %d groups, want 1 and 2", mixed.Name, len(m.layers[0].qkv), len(m.layers[1].qkv))
+	}
+	paths[mixed.Name] = filepath.Join(dir, mixed.Name+".gguf")
 	for _, r := range readArchRefs(t) {
 		if _, ok := paths[r.Model]; !ok {
 			writeArchModel(t, dir, r)
@@ -181,7 +190,7 @@ func TestSplitMatchesWhole(t *testing.T) {
 	for name, path := range paths {
 		whole := loadPath(t, path)
 		vocab := whole.Config.VocabSize
-		prompt := make([]int, prefillBatch+5)
+		prompt := make([]int, maxBatch+5)
 		for i := range prompt {
 			prompt[i] = (i*7919 + 13) % vocab
 		}
@@ -214,23 +223,25 @@ func TestSplitMatchesWhole(t *testing.T) {
 // embeddings.
 func checkPartsCover(t *testing.T, name string, whole *Model, ms []*Model) {
 	t.Helper()
-	for id, w := range whole.mats {
-		rows, bytes := 0, 0
-		for _, m := range ms {
-			p := m.mats[id]
-			lo, hi := partRows(w.rows, m.part, len(ms))
-			if p.lo != lo || p.hi != hi || p.rows != w.rows || p.id != id {
-				t.Fatalf("%s: part %d of matrix %d holds rows [%d, %d) of %d, want [%d, %d) of %d", name, m.part, id, p.lo, p.hi, p.rows, lo, hi, w.rows)
+	for id, g := range whole.groups {
+		for i, w := range g.mats {
+			rows, bytes := 0, 0
+			for _, m := range ms {
+				p := m.groups[id].mats[i]
+				lo, hi := partRows(w.rows, m.part, len(ms))
+				if p.lo != lo || p.hi != hi || p.rows != w.rows || m.groups[id].id != id {
+					t.Fatalf("%s: part %d of matrix %d of group %d holds rows [%d, %d) of %d, want [%d, %d) of %d", name, m.part, i, id, p.lo, p.hi, p.rows, lo, hi, w.rows)
+				}
+				rows += p.hi - p.lo
+				if m.part == 0 && p == &m.output && whole.Config.TiedOutput {
+					bytes += (p.hi - p.lo) * p.rowBytes // a view of the embeddings
+					continue
+				}
+				bytes += len(p.data)
 			}
-			rows += p.hi - p.lo
-			if m.part == 0 && whole.Config.TiedOutput && id == len(whole.mats)-1 {
-				bytes += (p.hi - p.lo) * p.rowBytes // a view of the embeddings
-				continue
+			if rows != w.rows || bytes != len(w.data) {
+				t.Fatalf("%s: matrix %d of group %d: the parts hold %d rows and %d bytes, the whole %d and %d", name, i, id, rows, bytes, w.rows, len(w.data))
 			}
-			bytes += len(p.data)
-		}
-		if rows != w.rows || bytes != len(w.data) {
-			t.Fatalf("%s: matrix %d: the parts hold %d rows and %d bytes, the whole %d and %d", name, id, rows, bytes, w.rows, len(w.data))
 		}
 	}
 	for _, m := range ms[1:] {
@@ -349,33 +360,29 @@ func TestSplitMismatch(t *testing.T) {
 
 	// Bad requests to a shard.
 	sh = shard(path, 1, 2)
-	w := sh.m.mats[0]
-	act := make([]byte, actBytes(w))
-	out := make([]float32, w.hi-w.lo)
-	last := len(sh.m.mats) - 1
+	g := &sh.m.groups[0] // wq, wk, wv
+	act := make([]byte, actBytes(g.mats[0]))
+	out := make([]float32, g.rowsOf(1, 2))
 	for _, c := range []struct {
 		what  string
-		id, n int
+		group int
 		acts  [][]byte
 		out   []float32
 	}{
-		{"matrix -1", -1, 1, [][]byte{act}, out},
-		{"a matrix past the last", last + 1, 1, [][]byte{act}, out},
-		{"no matrix", 0, 0, [][]byte{act}, out},
-		{"matrices past the last", last, 2, [][]byte{act}, out},
-		{"wv and wo with a reply for wq's rows", 2, 2, [][]byte{act}, out},
-		{"up and down (they take different activations)", 5, 2, [][]byte{act}, out},
-		{"no activation", 0, 1, nil, out[:0]},
-		{"17 activations", 0, 1, make([][]byte, 17), make([]float32, 17*len(out))},
-		{"a short activation", 0, 1, [][]byte{act[1:]}, out},
-		{"a short reply", 0, 1, [][]byte{act}, out[1:]},
-		{"a reply for one matrix of three", 0, 3, [][]byte{act}, out},
+		{"group -1", -1, [][]byte{act}, out},
+		{"a group past the last", len(sh.m.groups), [][]byte{act}, out},
+		{"no activation", 0, nil, out[:0]},
+		{"17 activations", 0, make([][]byte, 17), make([]float32, 17*len(out))},
+		{"a short activation", 0, [][]byte{act[1:]}, out},
+		{"a short reply", 0, [][]byte{act}, out[1:]},
+		{"a reply for wq's rows alone", 0, [][]byte{act}, out[:g.mats[0].hi-g.mats[0].lo]},
+		{"a reply for one activation of two", 0, [][]byte{act, act}, out},
 	} {
-		if err := sh.Serve(c.id, c.n, c.acts, c.out); !errors.Is(err, ErrShard) {
+		if err := sh.Serve(c.group, c.acts, c.out); !errors.Is(err, ErrShard) {
 			t.Fatalf("Serve with %s: %v", c.what, err)
 		}
 	}
-	if err := sh.Serve(0, 1, [][]byte{act}, out); err != nil {
+	if err := sh.Serve(0, [][]byte{act}, out); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -393,41 +400,69 @@ func readerOf(t *testing.T, path string) (*os.File, int64) {
 	return fh, st.Size()
 }
 
-// TestSplitGroupReplies: the peers' rows of wk and wv come with wq's
-// request, and are used only for the activation they were computed for: a
-// product of wk on another activation asks the peers again.
-func TestSplitGroupReplies(t *testing.T) {
+// countingPeer records the groups the lead asks a peer for.
+type countingPeer struct {
+	*localPeer
+	groups []int
+	acts   []int
+}
+
+func (p *countingPeer) Start(group int, acts [][]byte, out []float32) error {
+	p.groups = append(p.groups, group)
+	p.acts = append(p.acts, len(acts))
+	return p.localPeer.Start(group, acts, out)
+}
+
+// TestSplitRequests: the lead asks each peer once per group of a forward
+// pass, in the order of the groups' ids (the layers' wq+wk+wv, wo,
+// gate+up, down; then output), with the batch's activations: a decoded
+// token is a batch of one, a prompt of maxBatch+3 tokens a batch of
+// maxBatch and one of 3.
+func TestSplitRequests(t *testing.T) {
 	path := shareddata.Path(t, "synth/synth-small-Q4_K_M.gguf")
-	whole := newSession(t, loadPath(t, path), SessionOptions{Context: 32})
-	split, _ := splitSession(t, path, 2, 1)
-	if g := split.m.groups; g[0] != 3 || g[4] != 2 || g[3] != 1 {
-		t.Fatalf("groups %v", g[:7])
+	lead := loadPart(t, path, 0, 2)
+	sh, err := NewShard(loadPart(t, path, 1, 2))
+	if err != nil {
+		t.Fatal(err)
 	}
-	c := &whole.m.Config
-	x1, x2 := make([]float32, c.Dim), make([]float32, c.Dim)
-	for i := range x1 {
-		x1[i] = float32(i%7) - 3
-		x2[i] = float32(i%5) - 2
+	p := &countingPeer{localPeer: newLocalPeer(t, sh)}
+	s := newSession(t, lead, SessionOptions{Context: 64, Peers: []Peer{p}})
+	layers := len(lead.layers)
+	if len(lead.groups) != 4*layers+1 {
+		t.Fatalf("%d groups for %d layers", len(lead.groups), layers)
 	}
-	steps := []struct {
-		x  []float32
-		id int
-	}{{x1, 0}, {x1, 1}, {x2, 2}, {x2, 1}, {x1, 2}, {x2, 0}, {x2, 2}, {x2, 5}, {x1, 4}, {x1, 5}}
-	for i, st := range steps {
-		for _, s := range []*Session{whole, split} {
-			s.act.set(st.x)
-		}
-		w1, w2 := whole.m.mats[st.id], split.m.mats[st.id]
-		want, got := make([]float32, w1.rows), make([]float32, w2.rows)
-		whole.matvec(want, w1)
-		split.matvec(got, w2)
-		if split.partsErr() != nil {
-			t.Fatal(split.partsErr())
-		}
-		for r := range want {
-			if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
-				t.Fatalf("step %d (matrix %d): row %d = %g, want %g", i, st.id, r, got[r], want[r])
+	for l := range lead.layers {
+		L := &lead.layers[l]
+		for i, pr := range []product{L.qkv, L.attnOut, L.gateUp, L.ffnOut} {
+			if len(pr) != 1 || pr[0].id != 4*l+i {
+				t.Fatalf("layer %d product %d: groups %v", l, i, pr)
 			}
 		}
 	}
+	check := func(what string, batches ...int) {
+		t.Helper()
+		var groups, acts []int
+		for _, n := range batches {
+			for id := range 4 * layers {
+				groups, acts = append(groups, id), append(acts, n)
+			}
+		}
+		groups, acts = append(groups, 4*layers), append(acts, 1) // the logits of the last position
+		if !slices.Equal(p.groups, groups) || !slices.Equal(p.acts, acts) {
+			t.Fatalf("%s: groups %v of %v activations, want %v of %v", what, p.groups, p.acts, groups, acts)
+		}
+		p.groups, p.acts = p.groups[:0], p.acts[:0]
+	}
+	prompt := make([]int, maxBatch+3)
+	for i := range prompt {
+		prompt[i] = 1 + i
+	}
+	if _, err := s.Prefill(prompt); err != nil {
+		t.Fatal(err)
+	}
+	check("prefill", maxBatch, 3)
+	if _, err := s.Forward(7); err != nil {
+		t.Fatal(err)
+	}
+	check("a token", 1)
 }

@@ -27,7 +27,7 @@ func (m *Model) checkWeights(o LoadOptions) error {
 		return nil
 	}
 	// The rows of a tensor before a matrix's: fused tensors (attn_qkv, phi3's
-	// ffn_up) hold several matrices, in m.mats order.
+	// ffn_up) hold several matrices, in the order of m.groups.
 	first := map[string]int{}
 	check := func(w *matrix, f int) error {
 		err := quant.Validate(w.typ, w.data)
@@ -58,9 +58,11 @@ func (m *Model) checkWeights(o LoadOptions) error {
 	if m.part == 0 {
 		mats = append(mats, &m.tokEmbd)
 	}
-	for _, w := range m.mats {
-		if w.name != "token_embd.weight" || m.part != 0 { // else the tied output: token_embd's rows
-			mats = append(mats, w)
+	for _, g := range m.groups {
+		for _, w := range g.mats {
+			if w.name != "token_embd.weight" || m.part != 0 { // else the tied output: token_embd's rows
+				mats = append(mats, w)
+			}
 		}
 	}
 	// The scan is bound by memory bandwidth (a cache line per block): the

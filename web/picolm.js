@@ -13,8 +13,8 @@
 // Go runs one thread per wasm instance, so where the page is cross-origin
 // isolated (SharedArrayBuffer) a model can be split over several Workers
 // (opts.workers; default 2 there on a machine with 2+ cores, else 1): each
-// holds its rows of every weight matrix, and per matrix product the lead
-// worker, which runs the model, shares the activations with the others
+// holds its rows of every weight matrix, and per group of matrix products the
+// lead worker, which runs the model, shares the activations with the others
 // through a SharedArrayBuffer and Atomics (wasm/browser/worker/split_js.go). The model
 // file passes through one SharedArrayBuffer that every worker copies its part
 // out of, and is dropped after loading: the model still exists once.

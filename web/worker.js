@@ -16,13 +16,13 @@ globalThis.picolmMemory = () => ({
 // The primitives of a split model's channel (wasm/browser/worker/split_js.go), one
 // call each from Go: a call from Go into JS costs far more than an
 // Atomics.load, so the polling happens here. Slots: 0 request sequence,
-// 1 response sequence, 3 status, 4 matrix id, 5 activations, 6 bytes per
-// activation, 7 results, 12 matrices.
+// 1 response sequence, 3 status, 4 group id, 5 activations, 6 bytes per
+// activation, 7 results.
 const SPIN_MS = 0.02; // poll this long before sleeping in Atomics.wait (longer spins lose when the cores are shared: the spinning side takes the time the other needs)
 globalThis.picolmChannel = {
   // request publishes a product for the shard (the lead).
-  request(i32, id, count, acts, actLen, outLen, seq) {
-    i32[4] = id; i32[12] = count; i32[5] = acts; i32[6] = actLen; i32[7] = outLen;
+  request(i32, group, acts, actLen, outLen, seq) {
+    i32[4] = group; i32[5] = acts; i32[6] = actLen; i32[7] = outLen;
     Atomics.store(i32, 0, seq);
     Atomics.notify(i32, 0);
   },

@@ -30,8 +30,8 @@ func newChanPeer(t *testing.T, sh *engine.Shard) *chanPeer {
 }
 
 func (p *chanPeer) Info() (engine.ShardInfo, error) { return p.sh.Info(), nil }
-func (p *chanPeer) Start(id, n int, acts [][]byte, out []float32) error {
-	p.req <- func() error { return p.sh.Serve(id, n, acts, out) }
+func (p *chanPeer) Start(group int, acts [][]byte, out []float32) error {
+	p.req <- func() error { return p.sh.Serve(group, acts, out) }
 	return nil
 }
 func (p *chanPeer) Wait() error { return <-p.done }

@@ -5,13 +5,14 @@ package main
 // A model split over Web Workers (engine.LoadOptions.Parts): the page puts
 // the model file in a SharedArrayBuffer that every worker reads (each copies
 // only its part out of it, then lets it go), and gives each shard worker a
-// channel, another SharedArrayBuffer, shared with the lead. Per matrix
-// product the lead writes the quantized activations and the matrix id into
-// the channel, bumps the request sequence (Atomics.store + notify), computes
-// its own rows and waits (Atomics.wait; allowed in workers) for the response
-// sequence; the shard, blocked on the request sequence, computes its rows
-// and writes them back as float32. Go's wasm memory is not shared: the bytes
-// move with js.CopyBytesToGo / CopyBytesToJS through Uint8Array views.
+// channel, another SharedArrayBuffer, shared with the lead. Per group of
+// matrix products (engine.Peer) the lead writes the quantized activations
+// and the group id into the channel, bumps the request sequence
+// (Atomics.store + notify), computes its own rows and waits (Atomics.wait;
+// allowed in workers) for the response sequence; the shard, blocked on the
+// request sequence, computes its rows and writes them back as float32.
+// Go's wasm memory is not shared: the bytes move with js.CopyBytesToGo /
+// CopyBytesToJS through Uint8Array views.
 //
 // Channel layout (Int32 slots, then byte regions):
 //
@@ -19,9 +20,8 @@ package main
 //	2 state: 0 loading, 1 serving, 2 failed (the shard's load failed, or
 //	  the page saw its worker die)
 //	3 status of the response: 0 ok, 1 error (message at msgOff)
-//	4 matrix id   5 activations   6 bytes per activation   7 floats in the reply
+//	4 group id   5 activations   6 bytes per activation   7 floats in the reply
 //	8 part   9 parts   10 the shard's wasm memory in 64 KiB pages   11 message length
-//	12 matrices (from the id on)
 //	bytes 64..96 the model identity, 128..1152 the error message,
 //	actsOff.. the activations, outOff.. the reply.
 
@@ -39,10 +39,9 @@ import (
 )
 
 const (
-	ixReq, ixResp, ixState, ixStatus  = 0, 1, 2, 3
-	ixID, ixActs, ixActLen, ixOutLen  = 4, 5, 6, 7
-	ixPart, ixParts, ixPages, ixMsgLn = 8, 9, 10, 11
-	ixCount                           = 12
+	ixReq, ixResp, ixState, ixStatus    = 0, 1, 2, 3
+	ixGroup, ixActs, ixActLen, ixOutLen = 4, 5, 6, 7
+	ixPart, ixParts, ixPages, ixMsgLn   = 8, 9, 10, 11
 
 	stateLoading, stateServing, stateFailed = 0, 1, 2
 
@@ -194,7 +193,7 @@ func (p *sabPeer) Info() (engine.ShardInfo, error) {
 	return info, nil
 }
 
-func (p *sabPeer) Start(id, count int, acts [][]byte, out []float32) error {
+func (p *sabPeer) Start(group int, acts [][]byte, out []float32) error {
 	n := len(acts[0])
 	if len(acts)*n > actsMax || 4*len(out) > p.c.outMax {
 		return fmt.Errorf("a product of %d activations of %d bytes and %d results does not fit the channel", len(acts), n, len(out))
@@ -208,7 +207,7 @@ func (p *sabPeer) Start(id, count int, acts [][]byte, out []float32) error {
 	}
 	p.seq++
 	p.out = out
-	p.c.prim.Call("request", p.c.i32, id, count, len(acts), n, len(out), p.seq)
+	p.c.prim.Call("request", p.c.i32, group, len(acts), n, len(out), p.seq)
 	return nil
 }
 
@@ -320,14 +319,14 @@ func (b *bridge) serveShard(msg js.Value) {
 		}
 		c.slots()
 		last = c.slot(ixReq)
-		id, count := int(c.slot(ixID)), int(c.slot(ixCount))
+		group := int(c.slot(ixGroup))
 		n, l, o := int(c.slot(ixActs)), int(c.slot(ixActLen)), int(c.slot(ixOutLen))
 		if n >= 1 && n <= maxActs && l >= 0 && l <= actLen && o >= 0 && o <= outLen {
 			js.CopyBytesToGo(actBuf[:n*l], c.acts)
 			for i := range n {
 				acts[i] = actBuf[i*l : (i+1)*l]
 			}
-			err = sh.Serve(id, count, acts[:n], outBuf[:o])
+			err = sh.Serve(group, acts[:n], outBuf[:o])
 		} else {
 			err = fmt.Errorf("a request of %d activations of %d bytes and %d results (at most %d, %d, %d)", n, l, o, maxActs, actLen, outLen)
 		}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/x448/float16"
+)
+
+// maxBatch is the number of consecutive positions one forward pass runs
+// together: a prompt goes through in batches of maxBatch, each weight row
+// read once per batch and dotted with every position's activation while it
+// is in cache; decoding is a batch of one.
+const maxBatch = 16
+
+// Forward runs one token at the next position through the model and returns
+// the logits over the vocabulary ([vocab], owned by the session, valid until
+// the next call).
+func (s *Session) Forward(token int) ([]float32, error) {
+	if pos := len(s.tokens); pos >= s.ctx {
+		return nil, fmt.Errorf("%w: all %d positions are used", ErrContext, s.ctx)
+	}
+	if token < 0 || token >= s.m.Config.VocabSize {
+		return nil, fmt.Errorf("token id %d outside the vocabulary of %d", token, s.m.Config.VocabSize)
+	}
+	s.one[0] = token
+	return s.eval(s.one[:])
+}
+
+// Prefill runs tokens through the model at the next positions and returns
+// the logits after the last one ([vocab], owned by the session, valid until
+// the next call). It computes exactly what calling Forward for each token
+// does, bit for bit, in batches of maxBatch positions: every matrix product
+// of a batch reads each weight row once.
+func (s *Session) Prefill(tokens []int) ([]float32, error) {
+	if len(tokens) == 0 {
+		return nil, ErrEmptyPrompt
+	}
+	if pos := len(s.tokens); len(tokens) > s.ctx-pos {
+		return nil, fmt.Errorf("%w: %d tokens at position %d, the context holds %d", ErrContext, len(tokens), pos, s.ctx)
+	}
+	for _, tok := range tokens {
+		if tok < 0 || tok >= s.m.Config.VocabSize {
+			return nil, fmt.Errorf("token id %d outside the vocabulary of %d", tok, s.m.Config.VocabSize)
+		}
+	}
+	return s.eval(tokens)
+}
+
+// eval runs checked tokens at the next positions, a batch of up to maxBatch
+// at a time, and returns the logits after the last one.
+func (s *Session) eval(tokens []int) ([]float32, error) {
+	if err := s.partsErr(); err != nil {
+		return nil, err
+	}
+	pos := len(s.tokens)
+	for at := 0; at < len(tokens); at += maxBatch {
+		s.forward(tokens[at:min(at+maxBatch, len(tokens))], pos+at)
+	}
+
+	// logits = Wout rmsnorm(x) of the last position
+	last := (len(tokens) - 1) % maxBatch
+	rmsnorm(s.xb[last], s.x[last], s.m.outNorm, s.m.Config.NormEps)
+	s.acts[last].set(s.xb[last])
+	s.products.run(s.m.cls, s.acts[last:last+1], s.logits)
+
+	if err := s.partsErr(); err != nil {
+		return nil, err
+	}
+	s.tokens = append(s.tokens, tokens...)
+	return s.logits[0], nil
+}
+
+// forward runs a batch of n <= maxBatch tokens at positions pos .. pos+n-1
+// through the layers: it stores their keys and values in the cache and
+// leaves their residual streams in x[:n]. Every step is done for each
+// position of the batch (row b is position pos+b); each matrix product
+// multiplies the batch's n activations at once.
+func (s *Session) forward(tokens []int, pos int) {
+	c := &s.m.Config
+	n := len(tokens)
+	x, xb, xb2 := s.x[:n], s.xb[:n], s.xb2[:n] // [n][dim]
+	q, k, v := s.q[:n], s.k[:n], s.v[:n]       // [n][dim], [n][kvDim], [n][kvDim]
+	hb, hb2 := s.hb[:n], s.hb2[:n]             // [n][hidden]
+	acts := s.acts[:n]
+	half := c.RopeDim / 2
+
+	// x = the tokens' embedding rows
+	for b, tok := range tokens {
+		s.m.tokEmbd.tr.Dequantize(x[b], s.m.tokEmbd.row(tok))
+	}
+
+	for l := range s.m.layers {
+		L := &s.m.layers[l]
+
+		// Attention: xb = rmsnorm(x); q, k, v = Wq xb + bq, Wk xb + bk, Wv xb + bv
+		// (the biases are qwen2's; other models have none and add nothing)
+		for b := range n {
+			rmsnorm(xb[b], x[b], L.attnNorm, c.NormEps)
+			acts[b].set(xb[b])
+		}
+		s.products.run(L.qkv, acts, q, k, v)
+		for b := range n {
+			add(q[b], L.bq)
+			add(k[b], L.bk)
+			add(v[b], L.bv)
+
+			// Rotate the leading ropeDim dims of every query and key head,
+			// the architecture's pairs of dims, by position pos+b's angles.
+			p := pos + b
+			cos := s.ropeCos[p*half : (p+1)*half]
+			sin := s.ropeSin[p*half : (p+1)*half]
+			s.rope(q[b], c.HeadDim, cos, sin)
+			s.rope(k[b], c.HeadDim, cos, sin)
+
+			// Store the position's key and value in the fp16 cache.
+			base := (l*s.ctx + p) * c.KVDim
+			kc := s.keyCache[base : base+c.KVDim]
+			vc := s.valCache[base : base+c.KVDim]
+			for i := range kc {
+				kc[i] = float16.Fromfloat32(k[b][i]).Bits()
+				vc[i] = float16.Fromfloat32(v[b][i]).Bits()
+			}
+		}
+
+		// xb = attention of each position over positions 0 .. its own,
+		// per query head (the batch's later positions are in the cache
+		// already but not looked at)
+		s.attention(l, pos, n)
+
+		// x += Wo xb + bo
+		for b := range n {
+			acts[b].set(xb[b])
+		}
+		s.products.run(L.attnOut, acts, xb2)
+		for b := range n {
+			add(xb2[b], L.bo)
+			add(x[b], xb2[b])
+		}
+
+		// FFN: x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x)
+		for b := range n {
+			rmsnorm(xb[b], x[b], L.ffnNorm, c.NormEps)
+			acts[b].set(xb[b])
+		}
+		s.products.run(L.gateUp, acts, hb, hb2)
+		s.pool.forEach(n, s.swigluStep) // hb = silu(hb) * hb2
+		for b := range n {
+			acts[b].set(hb[b])
+		}
+		s.products.run(L.ffnOut, acts, xb2)
+		for b := range n {
+			add(x[b], xb2[b])
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package engine
+
+// The products layer: every matrix product of the forward pass is one call
+// of products.run with a product (the matrices of a step that take the same
+// input, grouped at load) and the activations of a batch: one (decoding,
+// the MatVec kernels) or several (a prompt batch, the MatMul kernels). The
+// session computes its rows of the matrices over its pool; in a model split
+// over instances (shard.go) the peers compute theirs meanwhile, one request
+// per group.
+
+// group is matrices multiplied by the same activations in one format (their
+// cols and activation types agree): what one request to the other parts of
+// a split model computes. A model's groups are numbered at load in the
+// order of the forward pass (Model.groups[id]); the parts name a group by
+// its id.
+type group struct {
+	id   int
+	mats []*matrix
+}
+
+// rowsOf is the number of rows part of parts holds of g's matrices.
+func (g *group) rowsOf(part, parts int) int {
+	n := 0
+	for _, w := range g.mats {
+		lo, hi := partRows(w.rows, part, parts)
+		n += hi - lo
+	}
+	return n
+}
+
+// product is the matrices one step of the forward pass multiplies by its
+// input: wq, wk and wv; gate and up; or one matrix. They are one group
+// unless the file gives them types whose kernels take the activation in
+// different formats (a k-quant mix of a model whose width is not a
+// multiple of 256 may): then a group per run of one format.
+type product []group
+
+// products computes a session's matrix products.
+type products struct {
+	pool  *pool
+	parts *parts           // the other parts of a split model; nil when whole
+	rows  rowsTask         // the product on the pool
+	qa    [maxBatch][]byte // the batch's activations in a group's format
+}
+
+// run sets outs[i][b] = W_i·acts[b] for the i-th matrix W_i of p and every
+// activation b of the batch: outs[i] is [len(acts)][W_i's rows].
+func (ps *products) run(p product, acts []activation, outs ...[][]float32) {
+	for i := range p {
+		g := &p[i]
+		qa := ps.qa[:len(acts)]
+		for b := range acts {
+			qa[b] = acts[b].get(g.mats[0].tr.VecDotType)
+		}
+		if ps.parts != nil {
+			ps.parts.start(g, qa)
+		}
+		for j, w := range g.mats {
+			ps.rows = rowsTask{w: w, acts: qa, outs: outs[j]}
+			rows := w.hi - w.lo
+			ps.pool.run(&ps.rows, rows, ps.pool.productChunk(rows, len(qa)))
+		}
+		if ps.parts != nil {
+			ps.parts.finish(g, outs[:len(g.mats)])
+		}
+		outs = outs[len(g.mats):]
+	}
+}
+
+// rowsTask is a product on the pool: its items are the rows this instance
+// holds of w, from w.lo on.
+type rowsTask struct {
+	w    *matrix
+	acts [][]byte
+	outs [][]float32
+}
+
+func (t *rowsTask) run(lo, hi int) { t.w.mul(t.acts, t.outs, t.w.lo+lo, t.w.lo+hi) }
+
+// mul sets outs[b][r-w.lo] = W[r]·acts[b] for the rows lo <= r < hi (which
+// this instance holds) and every activation: with the decode kernels
+// (MatVec: DotRows) for one activation, the batch kernels (MatMul:
+// DotRowsN) for several.
+func (w *matrix) mul(acts [][]byte, outs [][]float32, lo, hi int) {
+	data := w.data[(lo-w.lo)*w.rowBytes : (hi-w.lo)*w.rowBytes]
+	if len(acts) == 1 {
+		w.tr.MatVec(w.cols, data, acts[0], outs[0][lo-w.lo:hi-w.lo])
+		return
+	}
+	w.tr.MatMul(w.cols, data, acts, outs, lo-w.lo)
+}
