@@ -3,8 +3,6 @@ package engine
 import (
 	"math"
 
-	"github.com/x448/float16"
-
 	"github.com/picolm/picolm-wasm/quant"
 )
 
@@ -40,7 +38,7 @@ import (
 func (s *Session) attention(l, pos int) {
 	c := &s.m.Config
 	scale, qScale := s.attnScales()
-	roundFP16(s.q, qScale)
+	quant.RoundFP16(s.q, qScale)
 	a := &s.heads
 	if a.step == nil { // made once: the per-token path does not allocate
 		a.step = func(h int) {
@@ -79,17 +77,8 @@ func (s *Session) attend(xb, q, qh []float32, l, pos int) {
 	scale, qScale := s.attnScales()
 	for h := 0; h < c.Heads; h++ {
 		copy(qh, q[h*hd:(h+1)*hd])
-		roundFP16(qh[:hd], qScale)
+		quant.RoundFP16(qh[:hd], qScale)
 		s.attendHead(xb[h*hd:(h+1)*hd], qh[:hd], l, pos, h/c.KVMul, scale)
-	}
-}
-
-// roundFP16Ref sets x[i] = fp16(x[i]·scale), the value ggml's conversion
-// of the query to the keys' type gives: the readable kernel of roundFP16
-// (kernels_*.go).
-func roundFP16Ref(x []float32, scale float32) {
-	for i, v := range x {
-		x[i] = quant.FP16ToFP32(float16.Fromfloat32(v * scale).Bits())
 	}
 }
 
@@ -118,7 +107,7 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 		if !oneTile {
 			s.scores(sc, qh, base+t0*kvDim, scale)
 		}
-		expShift(sc, maxScore)
+		quant.ExpShift(sc, maxScore)
 		for _, e := range sc {
 			sum += float64(e)
 		}
@@ -129,12 +118,12 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 		sc := tile[:min(attnTile, n-t0)]
 		if !oneTile {
 			s.scores(sc, qh, base+t0*kvDim, scale)
-			expShift(sc, maxScore)
+			quant.ExpShift(sc, maxScore)
 		}
-		roundFP16(sc, inv) // the weights, rounded to fp16
+		quant.RoundFP16(sc, inv) // the weights, rounded to fp16
 		for i, p := range sc {
 			off := base + (t0+i)*kvDim
-			axpyF16Vec(out, p, s.valCache[off:off+len(out)])
+			quant.AxpyF16(out, p, s.valCache[off:off+len(out)])
 		}
 	}
 }
@@ -145,7 +134,7 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 func (s *Session) scores(sc, qh []float32, off int, scale float32) []float32 {
 	kvDim := s.m.Config.KVDim
 	for i := range sc {
-		sc[i] = float32(dotF16Vec(qh, s.keyCache[off:off+len(qh)]) * scale)
+		sc[i] = float32(quant.DotF16(qh, s.keyCache[off:off+len(qh)]) * scale)
 		off += kvDim
 	}
 	return sc

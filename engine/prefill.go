@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/x448/float16"
+	"github.com/picolm/picolm-wasm/quant"
 )
 
 // prefillBatch is the number of prompt positions Prefill runs together: each
@@ -110,7 +110,7 @@ func (s *Session) bindBatch() {
 		bt.acts[b].set(bt.xb[b])
 	}
 	bt.swigluStep = func(b int) {
-		swiglu(bt.hb[b], bt.hb2[b])
+		quant.SwiGLU(bt.hb[b], bt.hb2[b])
 		bt.acts[b].set(bt.hb[b])
 	}
 }
@@ -151,8 +151,8 @@ func (s *Session) prefillChunk(tokens []int) {
 			kc := s.keyCache[base : base+c.KVDim]
 			vc := s.valCache[base : base+c.KVDim]
 			for i := range kc {
-				kc[i] = float16.Fromfloat32(bt.k[b][i]).Bits()
-				vc[i] = float16.Fromfloat32(bt.v[b][i]).Bits()
+				kc[i] = quant.FP32ToFP16(bt.k[b][i])
+				vc[i] = quant.FP32ToFP16(bt.v[b][i])
 			}
 		}
 		// Attention of each position over 0..pos (the chunk's later

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/x448/float16"
+	"github.com/picolm/picolm-wasm/quant"
 )
 
 // SessionOptions sizes a Session.
@@ -206,8 +206,8 @@ func (s *Session) Forward(token int) ([]float32, error) {
 		kc := s.keyCache[base : base+c.KVDim]
 		vc := s.valCache[base : base+c.KVDim]
 		for i := range kc {
-			kc[i] = float16.Fromfloat32(s.k[i]).Bits()
-			vc[i] = float16.Fromfloat32(s.v[i]).Bits()
+			kc[i] = quant.FP32ToFP16(s.k[i])
+			vc[i] = quant.FP32ToFP16(s.v[i])
 		}
 
 		// xb = attention over positions 0..pos, per query head
@@ -224,7 +224,7 @@ func (s *Session) Forward(token int) ([]float32, error) {
 		s.act.set(s.xb)
 		s.matvec(s.hb, &L.gate)
 		s.matvec(s.hb2, &L.up)
-		swiglu(s.hb, s.hb2)
+		quant.SwiGLU(s.hb, s.hb2)
 		s.act.set(s.hb)
 		s.matvec(s.xb2, &L.down)
 		add(s.x, s.xb2)

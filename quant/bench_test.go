@@ -14,7 +14,7 @@ const (
 func dotTypes() []Type {
 	var ts []Type
 	for id := range Type(64) {
-		if tr := TraitsOf(id); tr != nil && tr.Dot != nil {
+		if TraitsOf(id).HasDot() {
 			ts = append(ts, id)
 		}
 	}
@@ -35,7 +35,7 @@ func benchData(tb testing.TB, t Type) (w, act []byte) {
 		tb.Fatal(err)
 	}
 	w = make([]byte, benchRows*rowBytes)
-	if tr.FromFloat != nil {
+	if tr.HasFromFloat() {
 		tr.FromFloat(w, src)
 	} else {
 		goldenTiled(tb, t, w)
@@ -74,7 +74,7 @@ func BenchmarkDot(b *testing.B) {
 func BenchmarkDotN(b *testing.B) {
 	for _, t := range dotTypes() {
 		tr := TraitsOf(t)
-		if tr.DotN == nil {
+		if tr.dotN == nil {
 			continue
 		}
 		b.Run(t.String(), func(b *testing.B) {
@@ -100,7 +100,7 @@ func BenchmarkDotN(b *testing.B) {
 func BenchmarkDequantize(b *testing.B) {
 	for id := range Type(64) {
 		tr := TraitsOf(id)
-		if tr == nil || tr.Dequantize == nil {
+		if !tr.HasDequantize() {
 			continue
 		}
 		b.Run(id.String(), func(b *testing.B) {
@@ -134,18 +134,21 @@ func BenchmarkActivation(b *testing.B) {
 
 // TestDotAllocs checks that no dot kernel allocates.
 func TestDotAllocs(t *testing.T) {
-	for _, typ := range dotTypes() {
-		w, act := benchData(t, typ)
-		dot := TraitsOf(typ).Dot
-		rowBytes := len(w) / benchRows
-		if n := testing.AllocsPerRun(10, func() { dot(benchCols, w[:rowBytes], act) }); n != 0 {
-			t.Errorf("%v: Dot allocates %v times", typ, n)
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		for _, typ := range dotTypes() {
+			w, act := benchData(t, typ)
+			tr := ks.traits(typ)
+			dot := tr.Dot
+			rowBytes := len(w) / benchRows
+			if n := testing.AllocsPerRun(10, func() { dot(benchCols, w[:rowBytes], act) }); n != 0 {
+				t.Errorf("%v: Dot allocates %v times", typ, n)
+			}
+			acts, out := [][]byte{act, act, act, act, act}, make([]float32, 5)
+			if n := testing.AllocsPerRun(10, func() { tr.DotEach(benchCols, w[:rowBytes], acts, out) }); n != 0 {
+				t.Errorf("%v: DotEach allocates %v times", typ, n)
+			}
 		}
-		acts, out := [][]byte{act, act, act, act, act}, make([]float32, 5)
-		if n := testing.AllocsPerRun(10, func() { TraitsOf(typ).DotEach(benchCols, w[:rowBytes], acts, out) }); n != 0 {
-			t.Errorf("%v: DotEach allocates %v times", typ, n)
-		}
-	}
+	})
 }
 
 // goldenTiled fills w (benchRows rows of benchCols elements of t) with

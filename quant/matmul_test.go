@@ -14,10 +14,11 @@ import (
 // may take a fast path only for what the quantiser produces); some blocks
 // get a zero, subnormal, infinite or NaN scale.
 func TestMatMul(t *testing.T) {
-	for _, typ := range dotTypes() {
-		tr := TraitsOf(typ)
-		checkMatMul(t, typ, tr.MatMul)
-	}
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		for _, typ := range dotTypes() {
+			checkMatMul(t, typ, ks.traits(typ).MatMul)
+		}
+	})
 }
 
 // checkMatMul runs TestMatMul's cases through matMul, a MatMul of typ.
@@ -40,7 +41,7 @@ func checkMatMul(t *testing.T, typ Type, matMul func(n int, w []byte, acts [][]b
 			w := randBlocks(rng, typ, nb*rows)
 			acts := make([][]byte, nacts)
 			for i := range acts {
-				if iter%2 == 0 || at.FromFloat == nil {
+				if iter%2 == 0 || !at.HasFromFloat() {
 					acts[i] = randBlocks(rng, tr.VecDotType, n/at.BlockSize)
 					continue
 				}
