@@ -42,7 +42,7 @@ func forEachSet(t *testing.T, f func(t *testing.T, ks kernelSet)) {
 func funcPtr(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 
 // TestKernelTables: every line of every platform table of this build names
-// a type with a dot and replaces a kernel; a line that gives a type a DotN
+// a type and replaces a kernel; a line that gives a type a DotN
 // kernel gives it a DotRowsN kernel too (MatMul does not use DotN);
 // TraitsOf reads the last kernel set, in which the last table's kernels are
 // in use.
@@ -52,8 +52,8 @@ func TestKernelTables(t *testing.T) {
 		run := kt.cpu == nil || kt.cpu()
 		names = append(names, kt.name+map[bool]string{true: "", false: " (not on this CPU)"}[run])
 		for _, line := range kt.formats {
-			if !TraitsOf(line.t).HasDot() {
-				t.Errorf("%s: line for %v, a type without a dot", kt.name, line.t)
+			if !TraitsOf(line.t).Valid() {
+				t.Errorf("%s: line for %v, not a type", kt.name, line.t)
 			}
 			if sameKernels(line.kernels, kernels{}) {
 				t.Errorf("%s: line for %v replaces nothing", kt.name, line.t)

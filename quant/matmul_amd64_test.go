@@ -25,7 +25,7 @@ func TestMatMulKernels(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.typ.String()+"/"+k.table, func(t *testing.T) {
 			requireTable(t, k.table)
-			checkMatMul(t, k.typ, k.f)
+			checkMatMul(t, TraitsOf(k.typ), k.typ, k.f)
 		})
 	}
 }
