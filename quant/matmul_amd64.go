@@ -133,8 +133,8 @@ func matMulQ8_0Acts(kind, n int, w []byte, acts [][]byte, outs [][]float32, at i
 	var b batchQ8_0
 	for j0 := 0; j0 < nb; j0 += batchBlocks {
 		m := min(batchBlocks, nb-j0)
-		if !b.prepare(acts, j0, m, kind) {
-			// (overwrites every sum made so far)
+		if !b.prepare(acts, j0, m, kind) { // an activation quant is -128
+			// DotN row by row instead (overwriting the sums made so far)
 			eachRow(dotNQ8_0AVX2, rowBytes, n, w, acts, outs, at)
 			return
 		}
