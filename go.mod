@@ -2,6 +2,8 @@ module github.com/picolm/picolm-wasm
 
 go 1.27
 
+toolchain go1.27.3
+
 require (
 	github.com/andybalholm/brotli v1.2.0
 	github.com/syumai/workers v0.32.0

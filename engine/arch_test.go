@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,19 +15,16 @@ import (
 	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/gguf/tools/synth"
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // archRef is one line of testdata/arch-refs.jsonl: llama.cpp's greedy
 // continuation of a prompt on a synthetic model of some architecture, with the
 // spec the model is generated from (see scripts/llamaref/README.md).
 type archRef struct {
-	Model     string     `json:"model"`
-	Spec      synth.Spec `json:"spec"`
-	SHA256    string     `json:"sha256"`
-	Prompt    string     `json:"prompt"`
-	PromptIDs []int      `json:"prompt_ids"`
-	IDs       []int      `json:"ids"`
-	Margins   []float64  `json:"margins"`
+	shareddata.Reference
+	Spec   synth.Spec `json:"spec"`
+	SHA256 string     `json:"sha256"`
 }
 
 // TestArchitecturesMatchLlamaCpp regenerates every synthetic model of
@@ -92,26 +87,11 @@ func TestArchitecturesMatchLlamaCpp(t *testing.T) {
 
 func readArchRefs(t *testing.T) []archRef {
 	t.Helper()
-	fh, err := os.Open(filepath.Join("testdata", "arch-refs.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var refs []archRef
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r archRef
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
+	refs := shareddata.ReadJSONL[archRef](t, filepath.Join("testdata", "arch-refs.jsonl"))
+	for _, r := range refs {
 		if len(r.IDs) == 0 || len(r.Margins) != len(r.IDs) {
 			t.Fatalf("%s %q: %d ids, %d margins", r.Model, r.Prompt, len(r.IDs), len(r.Margins))
 		}
-		refs = append(refs, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if len(refs) < 10 {
 		t.Fatalf("only %d reference cases", len(refs))
@@ -124,7 +104,7 @@ func readArchRefs(t *testing.T) []archRef {
 func writeArchModel(t *testing.T, dir string, r archRef) *Model {
 	t.Helper()
 	path := filepath.Join(dir, r.Model+".gguf")
-	if err := r.Spec.Write(path, testdata); err != nil {
+	if err := r.Spec.Write(path, shareddata.Dir(t)); err != nil {
 		t.Fatalf("%s: %v", r.Model, err)
 	}
 	b, err := os.ReadFile(path)
@@ -149,7 +129,7 @@ func writeArchModel(t *testing.T, dir string, r archRef) *Model {
 // TestArchRefused: what the engine cannot run is refused with an error that
 // names it, never run wrong.
 func TestArchRefused(t *testing.T) {
-	v, err := gguf.Open(filepath.Join(testdata, "ggml-vocab-llama-spm.gguf"))
+	v, err := gguf.Open(shareddata.Path(t, "ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

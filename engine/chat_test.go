@@ -2,19 +2,18 @@ package engine
 
 import (
 	"bytes"
-	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // withChatTemplate returns a copy of a model file with tokenizer.chat_template set.
 func withChatTemplate(t *testing.T, name, template string) *Model {
 	t.Helper()
-	f, err := gguf.Open(filepath.Join(testdata, name))
+	f, err := gguf.Open(shareddata.Path(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +35,8 @@ func withChatTemplate(t *testing.T, name, template string) *Model {
 }
 
 // TestEncodeChat: a conversation is formatted with the GGUF's template and
-// its special tokens become their ids; a model without one says so.
+// its special tokens become their ids; a model without one gets the plain
+// transcript.
 func TestEncodeChat(t *testing.T) {
 	zephyr := "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\\n' + message['content'] + eos_token }}\n{% elif message['role'] == 'system' %}\n{{ '<|system|>\\n' + message['content'] + eos_token }}\n{% elif message['role'] == 'assistant' %}\n{{ '<|assistant|>\\n'  + message['content'] + eos_token }}\n{% endif %}\n{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"
 	m := withChatTemplate(t, "llama-2-tiny-random.gguf", zephyr)
@@ -58,8 +58,13 @@ func TestEncodeChat(t *testing.T) {
 		t.Errorf("want BOS first and </s> as its special id once: %v", ids)
 	}
 
+	// A model without a template gets the plain transcript.
 	plain := loadModel(t, "stories260K.gguf")
-	if _, err := plain.EncodeChat([]chat.Message{{Role: "user", Content: "x"}}); !errors.Is(err, ErrNoChatTemplate) {
-		t.Errorf("a model without a template: %v", err)
+	if f := plain.Chat().Family(); f != "" {
+		t.Errorf("stories260K's chat family %q", f)
+	}
+	ids, err = plain.EncodeChat([]chat.Message{{Role: "user", Content: "x"}})
+	if want := plain.Tokenizer.Encode("User: x\nAssistant:", true); err != nil || !slices.Equal(ids, want) {
+		t.Errorf("a model without a template: %v, %v, want %v", ids, err, want)
 	}
 }

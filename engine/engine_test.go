@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
-
-const testdata = "../../shared/testdata"
 
 func loadModel(t testing.TB, name string) *Model {
 	t.Helper()
-	f, err := gguf.Open(filepath.Join(testdata, name))
+	f, err := gguf.Open(shareddata.Path(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,17 +116,8 @@ func TestJSONModeAlwaysValid(t *testing.T) {
 		for i := 0; i < 100; i++ {
 			prompt := m.Tokenizer.Encode(prompts[i%len(prompts)], true)
 			n := budgets[i%len(budgets)]
-			var out []byte
-			count := 0
-			st, err := s.Generate(prompt, GenerateOptions{MaxTokens: n, JSON: true,
-				Sampling: sample.Params{Temperature: 1.0, TopP: 1.0, Seed: uint64(i + 1)}},
-				func(id int, b []byte) bool {
-					if id >= 0 {
-						count++
-					}
-					out = append(out, b...)
-					return true
-				})
+			out, count, st, err := generateAll(s, prompt, GenerateOptions{MaxTokens: n, JSON: true,
+				Sampling: sample.Params{Temperature: 1.0, TopP: 1.0, Seed: uint64(i + 1)}})
 			if err != nil {
 				t.Fatalf("%s run %d: %v", name, i, err)
 			}

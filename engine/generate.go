@@ -45,6 +45,11 @@ type Emit func(id int, text []byte) bool
 // ErrEmptyPrompt is returned when there is no token to start from.
 var ErrEmptyPrompt = errors.New("empty prompt: at least one token (BOS) is needed")
 
+// ErrJSONBudget is returned (wrapped), before any token is generated, when
+// JSON output is asked for and no complete JSON value fits in the tokens that
+// may be generated (MaxTokens, or the room left in the context).
+var ErrJSONBudget = errors.New("no complete JSON value fits")
+
 // Generate continues from prompt. Cached positions that match a prefix of
 // prompt are reused (at least the last prompt token is always run to get
 // logits), then tokens are sampled and passed to emit until a stop condition.
@@ -93,6 +98,11 @@ func (s *Session) decode(logits []float32, o GenerateOptions, emit Emit, st *Sta
 	if maxTokens <= 0 {
 		maxTokens = s.ctx
 	}
+	if g != nil {
+		if err := jsonFits(g, &gs, min(maxTokens, s.ctx-len(s.tokens))); err != nil {
+			return err
+		}
+	}
 	for {
 		room := min(maxTokens-st.Generated, s.ctx-len(s.tokens))
 		if room <= 0 {
@@ -131,6 +141,23 @@ func (s *Session) decode(logits []float32, o GenerateOptions, emit Emit, st *Sta
 	}
 	if rest := dec.Flush(text[:0]); len(rest) > 0 {
 		emit(-1, rest)
+	}
+	return nil
+}
+
+// jsonFits checks that a complete JSON value can be generated from gs in
+// room tokens.
+func jsonFits(g *grammar.Grammar, gs *grammar.State, room int) error {
+	c := g.ClosingCost(gs)
+	switch {
+	case c >= grammar.Unclosable:
+		return fmt.Errorf("%w: this vocabulary has no tokens that make one", ErrJSONBudget)
+	case c > room:
+		unit := "tokens"
+		if c == 1 {
+			unit = "token"
+		}
+		return fmt.Errorf("%w: the shortest takes %d %s with this vocabulary, and %d may be generated", ErrJSONBudget, c, unit, max(room, 0))
 	}
 	return nil
 }

@@ -33,6 +33,19 @@ const (
 // ErrCacheFile is wrapped by every reason a KV cache file is refused.
 var ErrCacheFile = errors.New("KV cache file rejected")
 
+// CacheFileSize returns the size in bytes of a KV cache file holding n
+// positions of this session's model. No file this session accepts is larger
+// than CacheFileSize(Context()): a reader can refuse a larger one before
+// reading it.
+func (s *Session) CacheFileSize(n int) int64 {
+	c := &s.m.Config
+	return cacheFileSize(int64(n), c.Layers, c.KVDim)
+}
+
+func cacheFileSize(n int64, layers, kvDim int) int64 {
+	return int64(kvHeaderSize) + 4*n + 2*2*int64(layers)*n*int64(kvDim) + 32
+}
+
 // WriteCache writes the first n cached positions (normally the prompt) to w.
 func (s *Session) WriteCache(w io.Writer, n int) error {
 	if n < 0 || n > len(s.tokens) {
@@ -96,7 +109,7 @@ func (s *Session) ReadCache(b []byte) (int, error) {
 	if n > int64(s.ctx) {
 		return bad("%d positions, the context holds %d", n, s.ctx)
 	}
-	want := int64(kvHeaderSize) + 4*n + 2*2*int64(layers)*n*int64(kvDim) + 32
+	want := cacheFileSize(n, layers, kvDim)
 	if int64(len(b)) != want {
 		return bad("%d bytes, expected %d (truncated or padded)", len(b), want)
 	}

@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"bufio"
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestQuantizedMarginsMatchLlamaCpp: on the quantized synth models, the gap
@@ -23,26 +20,9 @@ import (
 // (measured: from step 4 to 17, depending on the model and prompt).
 func TestQuantizedMarginsMatchLlamaCpp(t *testing.T) {
 	const steps, tol = 3, 2e-3
-	fh, err := os.Open(filepath.Join(testdata, "synth", "greedy.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(nil, 1<<20)
 	checked := 0
-	for sc.Scan() {
-		var c struct {
-			Model     string    `json:"model"`
-			Prompt    string    `json:"prompt"`
-			PromptIDs []int     `json:"prompt_ids"`
-			IDs       []int     `json:"ids"`
-			Margins   []float64 `json:"margins"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		f, err := gguf.Open(filepath.Join(testdata, "synth", c.Model))
+	for _, c := range shareddata.References(t, "synth/greedy.jsonl") {
+		f, err := gguf.Open(c.File)
 		if err != nil {
 			t.Fatal(err)
 		}

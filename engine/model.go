@@ -119,6 +119,9 @@ type LoadOptions struct {
 	// other parts as its Peers (SessionOptions.Peers); parts 1.. are served
 	// by a Shard. Parts 0 or 1: the whole model.
 	Part, Parts int
+	// SkipWeightCheck skips the check for NaN and infinite weights
+	// (ErrWeights; see checkWeights): one pass over the block scales.
+	SkipWeightCheck bool
 }
 
 // LoadWith is Load with options.
@@ -334,6 +337,9 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 	sort.Strings(names)
 	c.FileTypeStr = strings.Join(names, " ")
 	if m.identity, err = modelIdentity(&ld); err != nil {
+		return nil, err
+	}
+	if err := m.checkWeights(o); err != nil {
 		return nil, err
 	}
 	return m, nil

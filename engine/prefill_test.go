@@ -7,6 +7,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/gguf/tools/synth"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestPrefillMatchesForward: Prefill must compute what Forward does for
@@ -82,7 +83,7 @@ func sameLogits(t *testing.T, model string, pos int, want, have []float32) {
 func writeSpecModel(t *testing.T, dir string, sp synth.Spec) *Model {
 	t.Helper()
 	path := filepath.Join(dir, sp.Name+".gguf")
-	if err := sp.Write(path, testdata); err != nil {
+	if err := sp.Write(path, shareddata.Dir(t)); err != nil {
 		t.Fatalf("%s: %v", sp.Name, err)
 	}
 	f, err := gguf.Open(path)

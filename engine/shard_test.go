@@ -10,6 +10,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/gguf/tools/synth"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // localPeer is the in-process transport: a Shard served by a goroutine,
@@ -161,9 +162,9 @@ func runGreedy(t testing.TB, s *Session, prompt []int, gen int) ([][]float32, []
 func TestSplitMatchesWhole(t *testing.T) {
 	dir := t.TempDir()
 	paths := map[string]string{
-		"stories260K-f32":  filepath.Join(testdata, "stories260K.gguf"),
-		"stories260K-q8_0": filepath.Join(testdata, "tinyllamas-stories-260k-q8_0.gguf"),
-		"synth-Q4_K_M":     filepath.Join(testdata, "synth", "synth-small-Q4_K_M.gguf"),
+		"stories260K-f32":  shareddata.Path(t, "stories260K.gguf"),
+		"stories260K-q8_0": shareddata.Path(t, "tinyllamas-stories-260k-q8_0.gguf"),
+		"synth-Q4_K_M":     shareddata.Path(t, "synth/synth-small-Q4_K_M.gguf"),
 	}
 	for _, typ := range []string{"Q4_0", "Q6_K"} {
 		sp := synth.Spec{Name: "small-" + typ, Shape: synth.Small, Seed: 5, Type: typ, Vocab: "ggml-vocab-llama-spm.gguf"}
@@ -242,7 +243,7 @@ func checkPartsCover(t *testing.T, name string, whole *Model, ms []*Model) {
 // TestSplitAllocs: decoding through in-process peers allocates nothing per
 // token on the lead.
 func TestSplitAllocs(t *testing.T) {
-	s, _ := splitSession(t, filepath.Join(testdata, "synth", "synth-small-Q4_K_M.gguf"), 2, 1)
+	s, _ := splitSession(t, shareddata.Path(t, "synth/synth-small-Q4_K_M.gguf"), 2, 1)
 	if _, err := s.Prefill([]int{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +272,8 @@ func (p *liarPeer) Info() (ShardInfo, error) { return p.info, p.err }
 // serving makes Forward and Prefill fail (every call after too), never
 // hang or panic.
 func TestSplitMismatch(t *testing.T) {
-	path := filepath.Join(testdata, "stories260K.gguf")
-	other := filepath.Join(testdata, "tinyllamas-stories-260k-q8_0.gguf")
+	path := shareddata.Path(t, "stories260K.gguf")
+	other := shareddata.Path(t, "tinyllamas-stories-260k-q8_0.gguf")
 	lead := loadPart(t, path, 0, 2)
 	shard := func(path string, k, n int) *Shard {
 		sh, err := NewShard(loadPart(t, path, k, n))
@@ -396,7 +397,7 @@ func readerOf(t *testing.T, path string) (*os.File, int64) {
 // request, and are used only for the activation they were computed for: a
 // product of wk on another activation asks the peers again.
 func TestSplitGroupReplies(t *testing.T) {
-	path := filepath.Join(testdata, "synth", "synth-small-Q4_K_M.gguf")
+	path := shareddata.Path(t, "synth/synth-small-Q4_K_M.gguf")
 	whole := newSession(t, loadPath(t, path), SessionOptions{Context: 32})
 	split, _ := splitSession(t, path, 2, 1)
 	if g := split.m.groups; g[0] != 3 || g[4] != 2 || g[3] != 1 {

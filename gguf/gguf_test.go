@@ -5,18 +5,16 @@ import (
 	"errors"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
 	"unsafe"
 
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
-
-const testdata = "../../shared/testdata"
 
 func readTestdata(tb testing.TB, name string) []byte {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(testdata, name))
+	b, err := os.ReadFile(shareddata.Path(tb, name))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -100,7 +98,7 @@ func TestRealFiles(t *testing.T) {
 				t.Errorf("tensor data ends at %d, file at %d", end, len(b))
 			}
 			// Open (mmap or read) gives the same result.
-			g, err := Open(filepath.Join(testdata, ff.name))
+			g, err := Open(shareddata.Path(t, ff.name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +117,7 @@ func TestRealFiles(t *testing.T) {
 
 // TestStories260K checks known values (PROVENANCE.md section 4).
 func TestStories260K(t *testing.T) {
-	f, err := Open(filepath.Join(testdata, "stories260K.gguf"))
+	f, err := Open(shareddata.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +213,7 @@ func TestStories260KMatchesQ8(t *testing.T) {
 }
 
 func TestV1Rejected(t *testing.T) {
-	path := filepath.Join(testdata, "tinyllamas-stories-260k-f32.gguf")
+	path := shareddata.Path(t, "tinyllamas-stories-260k-f32.gguf")
 	_, err := Open(path)
 	if !errors.Is(err, ErrVersion) {
 		t.Fatalf("Open(v1) = %v, want ErrVersion", err)

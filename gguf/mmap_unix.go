@@ -4,25 +4,22 @@ package gguf
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 )
 
 // Open maps the file at path into memory read-only and parses it. The
-// tensors' Data are views into the mapping; Close unmaps it.
+// tensors' Data are views into the mapping; Close unmaps it. A path that is
+// not a regular file is refused (ErrNotRegular) without blocking.
 func Open(path string) (*File, error) {
-	fd, err := os.Open(path)
+	fd, st, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fd.Close()
-	st, err := fd.Stat()
-	if err != nil {
-		return nil, err
-	}
 	size := st.Size()
 	if size == 0 {
-		return Parse(nil) // reports the truncated header
+		_, err := Parse(nil) // reports the truncated header
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if size != int64(int(size)) {
 		return nil, fmt.Errorf("gguf: %s: %d bytes is too large to map", path, size)

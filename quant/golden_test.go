@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
-)
 
-// goldenDir holds ggml's golden vectors; see its README.md.
-const goldenDir = "../../shared/testdata/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
+)
 
 // wantQuantizer lists the types whose FromFloat must reproduce T.blocks.
 var wantQuantizer = map[Type]bool{
@@ -40,7 +38,7 @@ type manifestType struct {
 
 func loadManifest(t testing.TB) []manifestType {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(goldenDir, "manifest.json"))
+	b, err := os.ReadFile(shareddata.Path(t, "quant/manifest.json"))
 	if err != nil {
 		t.Fatalf("golden vectors: %v", err)
 	}
@@ -58,7 +56,7 @@ func loadManifest(t testing.TB) []manifestType {
 
 func readGolden(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(goldenDir, name))
+	b, err := os.ReadFile(shareddata.Path(t, "quant/"+name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@
 # the URL. Open it: the built-in model runs with no download.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=go1.27.3
+. scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
 
 build_only=false
 if [ "${1:-}" = "--build-only" ]; then build_only=true; shift; fi

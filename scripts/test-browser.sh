@@ -6,7 +6,7 @@
 # node_modules (npm ci). Screenshots go to $ARTIFACTS_DIR (default build/artifacts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=go1.27.3
+. scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
 
 if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
   echo "test-browser: no chromium at ${CHROMIUM:-/usr/bin/chromium} (apt-get install -y chromium)" >&2

@@ -8,7 +8,7 @@
 # temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=go1.27.3
+. scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
 export GOEXPERIMENT=simd
 pkgs=${SIMD_PKGS:-"./quant/ ./engine/"}
 

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# End-to-end test of the Cloudflare Worker (wasm/cloudflare) on workerd, both
+# End-to-end test of the Cloudflare Worker (wasm/cloudflare) on workerd, three
 # bundles:
-#   - build/ (config.capnp): stories260K embedded; fits the paid plan;
+#   - build/ (config.capnp): stories260K embedded; fits the paid plan.
+#     TestE2E, then TestSoak: PICOLM_SOAK_SECONDS (default 60; 0 skips it)
+#     of mixed valid and hostile traffic, reporting workerd's RSS and the Go
+#     instance's memory over time;
+#   - build-faults/ (config-faults.capnp, build.sh --faults): the same plus
+#     test-only routes that take the Go instance down; TestE2EFaults checks
+#     that the glue answers and replaces it;
 #   - build-free/ (config-free.capnp, build.sh --free): no embedded model,
 #     so it fits the free plan's 3 MB; the Worker fetches stories260K from
 #     MODEL_URL, a second workerd service (a disk directory) on 127.0.0.1.
 # For each: starts `workerd serve` on 127.0.0.1, waits until it accepts
-# connections, runs the Go client tests (TestE2E) and stops workerd. Prints
-# both gzip -9 sizes (Cloudflare's measure) and fails if the free bundle is
-# over 3,000,000 bytes. Needs node_modules (npm ci: the pinned workerd) and Go.
+# connections, runs the Go client tests and stops workerd: SIGTERM, which
+# must end it within STOP_GRACE seconds (workerd drains the requests in
+# flight first, so a hung request would keep it up; the run then fails after
+# a SIGKILL). Prints both gzip -9 sizes (Cloudflare's measure) and fails if
+# the free bundle is over 3,000,000 bytes. Needs node_modules (npm ci: the
+# pinned workerd) and Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
+. scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
 
 WORKERD=node_modules/.bin/workerd
 if [ ! -x "$WORKERD" ]; then
@@ -22,6 +31,7 @@ fi
 FREE_LIMIT=3000000 # Cloudflare free plan: 3 MB compressed (paid: 10 MB)
 sh wasm/cloudflare/build.sh
 sh wasm/cloudflare/build.sh --free
+sh wasm/cloudflare/build.sh --faults
 gzsize() {
 	local gz=0 f
 	for f in "$1"/*; do gz=$((gz + $(gzip -9 -c "$f" | wc -c))); done
@@ -40,15 +50,33 @@ port="${PICOLM_WORKER_PORT:-18787}"
 log=$(mktemp)
 models=$(mktemp -d)
 pid=
+STOP_GRACE=${STOP_GRACE:-10}
+# stop ends workerd: SIGTERM, then SIGKILL if it is still there after
+# STOP_GRACE seconds, which fails the run (status 1) unless told not to
+# (stop force: the script is exiting anyway).
 stop() {
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-		pid=
+	[ -n "$pid" ] || return 0
+	local i p=$pid
+	pid=
+	kill -TERM "$p" 2>/dev/null || true
+	for i in $(seq 1 $((STOP_GRACE * 10))); do
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$p" 2>/dev/null; then
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+		if [ "${1:-}" != force ]; then
+			echo "test-workers: FAIL: workerd did not stop within $STOP_GRACE s of SIGTERM (a request in flight never ended); killed it. Log:" >&2
+			cat "$log" >&2
+			return 1
+		fi
+		return 0
 	fi
+	wait "$p" 2>/dev/null || true
 }
 cleanup() {
-	stop
+	stop force
 	rm -rf "$log" "$models"
 }
 trap cleanup EXIT
@@ -73,11 +101,13 @@ waitport() {
 	exit 1
 }
 
-# e2e NAME: TestE2E against the running workerd; the environment passes on.
+# e2e NAME TEST: the Go test TEST against the running workerd (the
+# environment passes on), then stop it.
 e2e() {
 	local status=0
-	echo "test-workers: TestE2E, $1"
-	PICOLM_WORKER_URL="http://127.0.0.1:$port" go test -count=1 -v -run '^TestE2E$' ./wasm/cloudflare/ || status=$?
+	echo "test-workers: $2, $1"
+	PICOLM_WORKER_URL="http://127.0.0.1:$port" PICOLM_WORKERD_PID="$pid" \
+		go test -count=1 -v -timeout 20m -run "^($2)\$" ./wasm/cloudflare/ || status=$?
 	if [ "$status" != 0 ]; then
 		echo "test-workers: $1: workerd log:" >&2
 		cat "$log" >&2
@@ -86,10 +116,18 @@ e2e() {
 	stop
 }
 
+# TestE2E must be the first client (its first request is the cold one).
+# TestSoak is in the same run, after it, on the same instance.
 "$WORKERD" serve wasm/cloudflare/config.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
 pid=$!
 waitport "$port"
-PICOLM_WORKER_MODEL_SOURCE=embedded e2e "build/ (model embedded)"
+PICOLM_WORKER_MODEL_SOURCE=embedded PICOLM_SOAK_SECONDS="${PICOLM_SOAK_SECONDS:-60}" \
+	e2e "build/ (model embedded)" "TestE2E|TestSoak"
+
+"$WORKERD" serve wasm/cloudflare/config-faults.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
+pid=$!
+waitport "$port"
+PICOLM_WORKER_FAULTS_URL="http://127.0.0.1:$port" e2e "build-faults/ (instances taken down)" "TestE2EFaults|TestE2ESlowUpload"
 
 # The free bundle: the model directory starts empty (the first request must
 # fail with the fetch's 404 and the next one fetch again: TestE2E puts the
@@ -102,4 +140,4 @@ MODEL_URL="$url" "$WORKERD" serve wasm/cloudflare/config-free.capnp \
 pid=$!
 waitport "$port"
 waitport "$mport"
-PICOLM_WORKER_MODEL_SOURCE="$url" PICOLM_WORKER_MODEL_DIR="$models" e2e "build-free/ (model from MODEL_URL)"
+PICOLM_WORKER_MODEL_SOURCE="$url" PICOLM_WORKER_MODEL_DIR="$models" e2e "build-free/ (model from MODEL_URL)" TestE2E

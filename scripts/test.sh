@@ -4,7 +4,7 @@
 # the wasip1 CLI under wazero (inside go test), and a short fuzz run of every parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=go1.27.3
+. scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
 export GOFLAGS=${GOFLAGS:-}
 
 step() { printf '\n== %s\n' "$*"; }

@@ -472,7 +472,8 @@ export class PicoLM {
   /**
    * Generate with callbacks; resolves with the stats
    * {prompt, promptTokens, cachedTokens, prefillMs, generated, decodeMs, tokensPerSec, stop, memory}.
-   * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template.
+   * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template
+   * (a plain "User: ..." / "Assistant:" transcript for a model without one).
    * opts: {maxTokens: 256, temperature: 0.8, topP: 0.9, topK: 0, seed: 42, json: false, signal, onToken({text, count, tokensPerSec})}.
    */
   async run(input, opts = {}) {

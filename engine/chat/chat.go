@@ -1,38 +1,20 @@
-// Package chat formats a conversation into a prompt with the model's chat
-// template: the Jinja template a GGUF file carries in tokenizer.chat_template
-// (Hugging Face's tokenizer_config.json "chat_template").
+// Package chat formats a conversation into the prompt a model continues
+// with the assistant's reply: with the model's chat template (the Jinja
+// template a GGUF file carries in tokenizer.chat_template, Hugging Face's
+// tokenizer_config.json "chat_template", run by package jinja); with the
+// builtin template of the family it is recognised as when it cannot be run;
+// or, for a model without a usable template, as a plain transcript (Plain).
 //
-// The package runs the subset of Jinja that chat templates use, with the
-// whitespace rules Hugging Face renders them with (trim_blocks and
-// lstrip_blocks): text, {{ }}, {% if/elif/else %}, {% for %} (with loop.*,
-// loop filters, else, break/continue), {% set %} (also namespace
-// attributes and block sets), {% macro %}, {% generation %}, comments, the
-// Python operators and literals, string/dict methods (strip, startswith,
-// split, items, get, ...), the filters and tests chat templates use (trim,
-// length, tojson, default, selectattr, ..., defined, none, string, ...),
-// and the globals raise_exception, namespace and range. Anything else is an
-// error, at Parse time for unknown statements and syntax, at Apply time for
-// unknown filters, tests and functions.
-//
-// The formatted prompt is plain text that still contains the template's
-// special tokens ("<|im_start|>", "</s>", ...): tokenize it with special-token
-// parsing on, so they become their token ids.
+// The prompt is text that still contains the template's special tokens
+// ("<|im_start|>", "</s>", ...): tokenize it with special-token parsing on
+// (engine.Model.EncodeChat does), so they become their token ids.
 package chat
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-)
 
-// Sentinel errors.
-var (
-	// ErrTemplate: the template does not parse or uses a statement outside
-	// the supported subset. The error text says where.
-	ErrTemplate = errors.New("chat: bad template")
-	// ErrRender: the template failed while formatting (raise_exception, an
-	// unknown filter, a type error, a resource limit).
-	ErrRender = errors.New("chat: template error")
+	"github.com/picolm/picolm-wasm/engine/jinja"
 )
 
 // Message is one turn of a conversation. Role is "system", "user" or
@@ -41,54 +23,95 @@ type Message struct {
 	Role, Content string
 }
 
-// Template is a compiled chat template. It is immutable and safe for
-// concurrent use.
-type Template struct {
-	src  string
-	body []node
+// Formatter formats the conversations of one model. It is immutable and safe
+// for concurrent use.
+type Formatter struct {
+	t        *jinja.Template // nil: the plain transcript
+	family   string
+	bos, eos string
+	dropBOS  bool
 }
 
-// Parse compiles a Jinja chat template.
-func Parse(src string) (*Template, error) {
-	body, err := parseTemplate(src)
+// New returns the formatter of a model whose GGUF tokenizer.chat_template is
+// template ("" when it has none). bos and eos are the texts of the model's
+// BOS and EOS tokens ("" for none), which templates write as bos_token and
+// eos_token. addsBOS tells whether the model's tokenizer adds BOS itself;
+// then a BOS the template writes first is dropped from the prompt, as
+// llama.cpp does, so the tokenized prompt starts with one BOS.
+func New(template, bos, eos string, addsBOS bool) *Formatter {
+	t, family := forModel(template)
+	return &Formatter{t: t, family: family, bos: bos, eos: eos, dropBOS: addsBOS && bos != ""}
+}
+
+// Family names the template in use: the builtin family it is recognised as
+// ("zephyr", "chatml", "llama2", "llama3", "phi3", "smollm2"), "custom" for a
+// template of no known family, "" for the plain transcript.
+func (f *Formatter) Family() string { return f.family }
+
+// Format renders msgs, ending with the opening of the assistant's turn. An
+// error wraps jinja.ErrRender: the template refused the conversation (its
+// raise_exception, e.g. for roles that do not alternate) or hit a limit.
+func (f *Formatter) Format(msgs []Message) (string, error) {
+	if f.t == nil {
+		return Plain(msgs), nil
+	}
+	s, err := render(f.t, msgs, true, f.bos, f.eos)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return &Template{src: src, body: body}, nil
+	if f.dropBOS {
+		s = strings.TrimPrefix(s, f.bos)
+	}
+	return s, nil
 }
 
-// Source returns the template text.
-func (t *Template) Source() string { return t.src }
-
-// Apply formats msgs. addGenerationPrompt asks the template to end with the
-// opening of an assistant turn; bos and eos are the texts of the model's
-// BOS and EOS tokens (templates write them as bos_token and eos_token).
-func (t *Template) Apply(msgs []Message, addGenerationPrompt bool, bos, eos string) (string, error) {
-	list := make([]value, len(msgs))
-	for i, m := range msgs {
-		d := newDict()
-		d.set("role", m.Role)
-		d.set("content", m.Content)
-		list[i] = d
+// Plain is the format of models without a usable chat template (stories260K
+// has none): the system messages first as paragraphs, then a transcript
+//
+//	<system content>\n\n
+//	User: <content>\n
+//	Assistant: <content>\n
+//	...
+//	Assistant:
+//
+// which a base model continues after "Assistant:".
+func Plain(msgs []Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		if m.Role == "system" {
+			b.WriteString(m.Content)
+			b.WriteString("\n\n")
+		}
 	}
-	globals := map[string]value{
+	for _, m := range msgs {
+		switch m.Role {
+		case "user":
+			b.WriteString("User: ")
+		case "assistant":
+			b.WriteString("Assistant: ")
+		default:
+			continue
+		}
+		b.WriteString(m.Content)
+		b.WriteByte('\n')
+	}
+	b.WriteString("Assistant:")
+	return b.String()
+}
+
+// render runs a chat template over msgs. addGenerationPrompt asks it to end
+// with the opening of an assistant turn.
+func render(t *jinja.Template, msgs []Message, addGenerationPrompt bool, bos, eos string) (string, error) {
+	list := make([]jinja.Dict, len(msgs))
+	for i, m := range msgs {
+		list[i] = jinja.Dict{{Key: "role", Value: m.Role}, {Key: "content", Value: m.Content}}
+	}
+	return t.Render(map[string]any{
 		"messages":              list,
 		"add_generation_prompt": addGenerationPrompt,
 		"bos_token":             bos,
 		"eos_token":             eos,
-	}
-	// Template variables live one scope below the globals, so a template's
-	// top-level {% set messages = ... %} shadows without touching them.
-	st := &state{sc: &scope{vars: map[string]value{}, parent: &scope{vars: globals}}}
-	var out strings.Builder
-	err := st.render(t.body, &out)
-	if err == errBreak || err == errContinue {
-		err = nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return out.String(), nil
+	})
 }
 
 // Builtin families, each with a real model's template text.
@@ -124,22 +147,15 @@ You are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>
 ' }}{% endif %}`,
 }
 
-// Builtin returns the template of a model family: "chatml", "llama2",
+// Builtin returns the template text of a model family: "chatml", "llama2",
 // "zephyr" (TinyLlama), "llama3", "phi3" or "smollm2".
-func Builtin(name string) (*Template, bool) {
-	src, ok := builtins[name]
-	if !ok {
-		return nil, false
-	}
-	t, err := Parse(src)
-	if err != nil {
-		panic(fmt.Sprintf("chat: builtin template %q does not parse: %v", name, err))
-	}
-	return t, true
+func Builtin(family string) (string, bool) {
+	src, ok := builtins[family]
+	return src, ok
 }
 
-// Detect tells which builtin family a template string belongs to, from the
-// markers its turns are written with, or "" if none. Like llama.cpp's
+// Detect tells which builtin family a template belongs to, from the markers
+// its turns are written with, or "" if none. Like llama.cpp's
 // llm_chat_detect_template, it looks at the text, not at the structure.
 func Detect(src string) string {
 	has := func(s string) bool { return strings.Contains(src, s) }
@@ -160,7 +176,7 @@ func Detect(src string) string {
 	return ""
 }
 
-// probe is the conversation ForModel checks a template with.
+// probe is the conversation forModel checks a template with.
 var probe = [...]Message{
 	{Role: "system", Content: "s"},
 	{Role: "user", Content: "u"},
@@ -168,28 +184,36 @@ var probe = [...]Message{
 	{Role: "user", Content: "u"},
 }
 
-// ForModel returns the template to use for a model whose GGUF carries
-// chatTemplate in tokenizer.chat_template: the template itself if it parses
+// forModel returns the template to use for a model whose GGUF carries src in
+// tokenizer.chat_template, and its Family: the template itself if it parses
 // and formats a system/user/assistant/user conversation, otherwise the
-// builtin family Detect recognises in it. It returns nil when there is no
-// usable template (the caller then does plain completion).
-func ForModel(chatTemplate string) *Template {
-	if strings.TrimSpace(chatTemplate) == "" {
-		return nil
+// builtin family Detect recognises in it; nil and "" when there is no usable
+// template (the plain transcript).
+func forModel(src string) (*jinja.Template, string) {
+	if strings.TrimSpace(src) == "" {
+		return nil, ""
 	}
-	if t, err := Parse(chatTemplate); err == nil {
-		if _, err := t.Apply(probe[:], true, "<s>", "</s>"); err == nil {
-			return t
+	family := Detect(src)
+	if t, err := jinja.Parse(src); err == nil {
+		_, err := render(t, probe[:], true, "<s>", "</s>")
+		if err != nil {
+			// A template that refuses a system turn (Gemma, Mistral v1) is
+			// still the right template for conversations without one.
+			_, err = render(t, probe[1:], true, "<s>", "</s>")
 		}
-		// A template that refuses a system turn (Gemma, Mistral v1) is still
-		// the right template for conversations without one.
-		if _, err := t.Apply(probe[1:], true, "<s>", "</s>"); err == nil {
-			return t
+		if err == nil {
+			if family == "" {
+				family = "custom"
+			}
+			return t, family
 		}
 	}
-	if name := Detect(chatTemplate); name != "" {
-		t, _ := Builtin(name)
-		return t
+	if family == "" {
+		return nil, ""
 	}
-	return nil
+	t, err := jinja.Parse(builtins[family])
+	if err != nil {
+		panic(fmt.Sprintf("chat: builtin template %q does not parse: %v", family, err))
+	}
+	return t, family
 }

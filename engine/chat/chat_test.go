@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/picolm/picolm-wasm/engine/jinja"
 )
 
 // The conversation of the issue: system + user + assistant + user.
@@ -102,11 +104,11 @@ func TestModelTemplates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tmpl, err := Parse(c.src)
+			tmpl, err := jinja.Parse(c.src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := tmpl.Apply(c.msgs, c.gen, c.bos, c.eos)
+			got, err := render(tmpl, c.msgs, c.gen, c.bos, c.eos)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,11 +207,11 @@ func TestLlamaCppVectors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tmpl, err := Parse(c.src)
+			tmpl, err := jinja.Parse(c.src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := tmpl.Apply(convLlamaCpp, true, c.bos, c.eos)
+			got, err := render(tmpl, convLlamaCpp, true, c.bos, c.eos)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,15 +224,15 @@ func TestLlamaCppVectors(t *testing.T) {
 
 func TestBuiltinAndDetect(t *testing.T) {
 	for _, name := range []string{"chatml", "llama2", "zephyr", "llama3", "phi3", "smollm2"} {
-		tmpl, ok := Builtin(name)
+		src, ok := Builtin(name)
 		if !ok {
 			t.Fatalf("Builtin(%q) missing", name)
 		}
-		if got := Detect(tmpl.Source()); got != name {
+		if got := Detect(src); got != name {
 			t.Errorf("Detect(builtin %q) = %q", name, got)
 		}
-		if got := ForModel(tmpl.Source()); got == nil || got.Source() != tmpl.Source() {
-			t.Errorf("ForModel(builtin %q) did not return the template itself", name)
+		if got, family := forModel(src); got == nil || got.Source() != src || family != name {
+			t.Errorf("forModel(builtin %q) did not return the template itself (family %q)", name, family)
 		}
 	}
 	if _, ok := Builtin("nope"); ok {
@@ -249,166 +251,77 @@ func TestBuiltinAndDetect(t *testing.T) {
 }
 
 func TestForModel(t *testing.T) {
-	if ForModel("") != nil || ForModel("  \n") != nil {
-		t.Error("empty template should give nil")
+	for _, src := range []string{"", "  \n"} {
+		if tm, family := forModel(src); tm != nil || family != "" {
+			t.Errorf("forModel(%q) = %v, %q: an empty template should give nil", src, tm, family)
+		}
 	}
 	// A template this package cannot run falls back to the detected family.
 	bad := "{% for message in messages %}{{ '<|im_start|>' + message.role }}{% call foo() %}{% endcall %}{% endfor %}"
-	if _, err := Parse(bad); err == nil {
+	if _, err := jinja.Parse(bad); err == nil {
 		t.Fatal("expected a parse error")
 	}
-	tm := ForModel(bad)
-	if tm == nil || tm.Source() != builtins["chatml"] {
-		t.Fatalf("ForModel(unsupported chatml-like) = %v, want the chatml builtin", tm)
+	if tm, family := forModel(bad); tm == nil || tm.Source() != builtins["chatml"] || family != "chatml" {
+		t.Fatalf("forModel(unsupported chatml-like) = %v, %q, want the chatml builtin", tm, family)
 	}
 	// Fails at render time (unknown filter): also falls back.
 	bad2 := "{% for m in messages %}[INST] {{ m.content | frobnicate }}{% endfor %}"
-	if tm := ForModel(bad2); tm == nil || tm.Source() != builtins["llama2"] {
+	if tm, _ := forModel(bad2); tm == nil || tm.Source() != builtins["llama2"] {
 		t.Fatal("render-time failure should fall back to llama2")
 	}
 	// Unknown and unsupported: nil.
-	if ForModel("{% call x() %}{% endcall %}") != nil {
+	if tm, family := forModel("{% call x() %}{% endcall %}"); tm != nil || family != "" {
 		t.Error("want nil")
 	}
 	// A template that refuses system messages is kept.
 	gemma := "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for message in messages %}{{ '<start_of_turn>' + message['role'] + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}"
-	if tm := ForModel(gemma); tm == nil || tm.Source() != gemma {
-		t.Error("gemma template should be kept")
+	if tm, family := forModel(gemma); tm == nil || tm.Source() != gemma || family != "custom" {
+		t.Errorf("gemma template should be kept as a custom one (family %q)", family)
 	}
 }
 
 func TestRaiseException(t *testing.T) {
-	tm, _ := Builtin("llama2")
-	_, err := tm.Apply([]Message{{"user", "a"}, {"user", "b"}}, true, "<s>", "</s>")
-	if !errors.Is(err, ErrRender) || !strings.Contains(err.Error(), "alternate") {
+	f := New(builtins["llama2"], "<s>", "</s>", true)
+	_, err := f.Format([]Message{{"user", "a"}, {"user", "b"}})
+	if !errors.Is(err, jinja.ErrRender) || !strings.Contains(err.Error(), "alternate") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
-// Jinja semantics the chat templates rely on.
-func TestJinjaSemantics(t *testing.T) {
-	cases := []struct{ src, want string }{
-		{"{{ 'a' + 'b' | upper }}", "aB"},      // filters bind tighter than +
-		{"{{ not none is defined }}", "False"}, // is binds tighter than not
-		{"{{ 1 + 2 * 3 }}|{{ 7 // 2 }}|{{ -7 // 2 }}|{{ 7 % 3 }}|{{ -7 % 3 }}|{{ 7 / 2 }}", "7|3|-4|1|2|3.5"},
-		{"{{ 2 ** 10 }}|{{ 1.0 }}|{{ 1e3 if false else 0.5 }}", "1024|1.0|0.5"},
-		{"{{ [1, 2, 3][1:] }}|{{ 'hello'[::-1] }}|{{ 'hello'[-3:] }}|{{ [1,2,3][-1] }}", "[2, 3]|olleh|llo|3"},
-		{"{{ 'x' if true else 'y' }}{{ 'x' if false else 'y' }}{{ 'x' if false }}", "xy"},
-		{"{% set x = 1 %}{% for i in [1] %}{% set x = 2 %}{% endfor %}{{ x }}", "1"}, // for scopes
-		{"{% set ns = namespace(x=1) %}{% for i in [1] %}{% set ns.x = 2 %}{% endfor %}{{ ns.x }}", "2"},
-		{"{% if true %}{% set x = 3 %}{% endif %}{{ x }}", "3"}, // if does not scope
-		{"{% for i in range(5) if i % 2 == 0 %}{{ loop.index }}:{{ i }}/{{ loop.length }} {% endfor %}", "1:0/3 2:2/3 3:4/3 "},
-		{"{% for i in [] %}x{% else %}empty{% endfor %}", "empty"},
-		{"{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }};{% endfor %}", "a=1;b=2;"},
-		{"{% for i in range(10) %}{% if i == 3 %}{% break %}{% endif %}{% if i == 1 %}{% continue %}{% endif %}{{ i }}{% endfor %}", "02"},
-		{"{{ {'a': [1, 'x', none, true]} | tojson }}", `{"a": [1, "x", null, true]}`},
-		{"{{ {'a': 1, 'b': [1]} | tojson(indent=2) }}", "{\n  \"a\": 1,\n  \"b\": [\n    1\n  ]\n}"},
-		{"{{ 'é\"\\n' | tojson }}", `"é\"\n"`},
-		{"{{ none }}|{{ true }}|{{ undefined_var }}|{{ [none, 'a'] }}", "None|True||[None, 'a']"},
-		{"{{ '  hi  '.strip() }}|{{ 'a,b'.split(',') }}|{{ 'Hi'.startswith('H') }}|{{ 'hello world'.title() }}", "hi|['a', 'b']|True|Hello World"},
-		{"{{ 'b' in 'abc' }}{{ 'x' not in ['x'] }}{{ 'k' in {'k': 1} }}", "TrueFalseTrue"},
-		{"{{ [1, 2] | length }}{{ 'héllo' | length }}{{ [3, 1] | first }}{{ [3, 1] | last }}{{ ['a', 'b'] | join('-') }}", "2531a-b"},
-		{"{{ x | default('d') }}|{{ '' | default('d', true) }}|{{ 1 is number }}|{{ 'a' is string }}|{{ {} is mapping }}", "d|d|True|True|True"},
-		{"{{ [{'r': 'u'}, {'r': 's'}] | selectattr('r', 'equalto', 'u') | list | length }}|{{ [{'r': 'u'}] | map(attribute='r') | join }}", "1|u"},
-		{"{% macro greet(name, p='Hi') %}{{ p }} {{ name }}{% endmacro %}{{ greet('a') }}/{{ greet('b', p='Yo') }}", "Hi a/Yo b"},
-		{"{% set x %}in{{ 1 }}{% endset %}{{ x }}", "in1"},
-		{"{{ 'a' ~ 1 ~ none }}", "a1None"},
-		{"{{ '\\u00e9\\x41\\'' }}", "éA'"},
-		{"{# comment #}a{{- ' b ' -}} c", "a b c"},
-		{"  {% if true %}\n  x\n  {% endif %}\n", "  x\n"}, // lstrip_blocks + trim_blocks
-		{"{%+ if true %}x{% endif %}", "x"},
-		{"{% raw %}{{ not evaluated }}{% endraw %}", "{{ not evaluated }}"},
-		{"{{ messages | length }}{{ messages[0].role }}{{ messages[0]['content'] }}", "1users"},
-		{"{{ (1, 2) }}|{{ [1, 2] + [3] }}|{{ 'ab' * 2 }}", "[1, 2]|[1, 2, 3]|abab"},
-	}
-	for _, c := range cases {
-		tm, err := Parse(c.src)
-		if err != nil {
-			t.Errorf("Parse(%q): %v", c.src, err)
-			continue
+// TestFormatter: a model's template formats with its BOS and EOS texts and
+// the generation prompt; a BOS the template writes first is dropped only when
+// the tokenizer adds one itself; a model without a template gets Plain.
+func TestFormatter(t *testing.T) {
+	msgs := []Message{{"user", "Hi"}, {"assistant", "Hello"}, {"user", "More"}}
+	for _, c := range []struct {
+		src, family string
+		addsBOS     bool
+		want        string
+	}{
+		{builtins["llama2"], "llama2", true, "[INST] Hi [/INST] Hello </s><s>[INST] More [/INST]"},
+		{builtins["llama2"], "llama2", false, "<s>[INST] Hi [/INST] Hello </s><s>[INST] More [/INST]"},
+		{builtins["zephyr"], "zephyr", true, "<|user|>\nHi</s>\n<|assistant|>\nHello</s>\n<|user|>\nMore</s>\n<|assistant|>\n"},
+		{"{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}", "custom", false, "<s><user>Hi<assistant>Hello<user>More"},
+		{"", "", true, "User: Hi\nAssistant: Hello\nUser: More\nAssistant:"},
+		{"{% call x() %}{% endcall %}", "", true, "User: Hi\nAssistant: Hello\nUser: More\nAssistant:"},
+	} {
+		f := New(c.src, "<s>", "</s>", c.addsBOS)
+		if f.Family() != c.family {
+			t.Errorf("%.30q: family %q, want %q", c.src, f.Family(), c.family)
 		}
-		got, err := tm.Apply([]Message{{"user", "s"}}, false, "", "")
+		got, err := f.Format(msgs)
 		if err != nil {
-			t.Errorf("Apply(%q): %v", c.src, err)
-			continue
+			t.Fatal(err)
 		}
 		if got != c.want {
-			t.Errorf("%q: got %q, want %q", c.src, got, c.want)
+			t.Errorf("%.30q (addsBOS %v):\n got %q\nwant %q", c.src, c.addsBOS, got, c.want)
 		}
 	}
 }
 
-func TestParseErrors(t *testing.T) {
-	for _, src := range []string{
-		"{{ x ", "{% if x %}", "{% if x %}{% endfor %}", "{% for %}", "{% frob %}", "{{ 'abc }}",
-		"{{ a b }}", "{% endif %}", "{{ (1 }}", "{% call x() %}{% endcall %}", "{% set %}",
-		"{{ x | }}", "{{ x is }}", "{% for x in y recursive %}{% endfor %}", "{{ [1, 2 }}",
-		"{{ " + strings.Repeat("(", 1000) + "1" + strings.Repeat(")", 1000) + " }}",
-		strings.Repeat("{% if true %}", 500) + strings.Repeat("{% endif %}", 500),
-		"{{ " + strings.Repeat("not ", 1000) + "x }}", "{{ " + strings.Repeat("-", 1000) + "1 }}",
-		"{% raw %}abc", "{{ 1 @ 2 }}",
-	} {
-		if _, err := Parse(src); !errors.Is(err, ErrTemplate) {
-			t.Errorf("Parse(%.60q) err = %v, want ErrTemplate", src, err)
-		}
+func TestPlain(t *testing.T) {
+	msgs := []Message{{"system", "Be kind."}, {"user", "Tell a story."}, {"assistant", "Once"}, {"user", "More."}}
+	if got := Plain(msgs); got != "Be kind.\n\nUser: Tell a story.\nAssistant: Once\nUser: More.\nAssistant:" {
+		t.Errorf("Plain = %q", got)
 	}
-}
-
-func TestRenderErrorsAndLimits(t *testing.T) {
-	for _, src := range []string{
-		"{{ 'a' + 1 }}", "{{ x | nosuchfilter }}", "{{ x is nosuchtest }}", "{{ nosuchfn() }}",
-		"{{ 1 / 0 }}", "{{ 1 // 0 }}", "{% set x = 1 %}{% set x.y = 2 %}",
-		"{{ 'a' * 100000000 }}", "{{ range(100000000) | length }}",
-		"{% for a in range(3000) %}{% for b in range(3000) %}{% endfor %}{% endfor %}",
-		"{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",
-		"{% set ns = namespace(s='xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx') %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}",
-		"{% for i in range(1000000) %}{{ 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' }}{% endfor %}",
-		"{{ 'abc'.nosuch() }}", "{{ 1 < 'a' }}", "{% for x in 5 %}{% endfor %}",
-	} {
-		tm, err := Parse(src)
-		if err != nil {
-			t.Errorf("Parse(%q): %v", src, err)
-			continue
-		}
-		if _, err := tm.Apply(nil, false, "", ""); !errors.Is(err, ErrRender) {
-			t.Errorf("Apply(%.60q) err = %v, want ErrRender", src, err)
-		}
-	}
-}
-
-func TestConcurrentApply(t *testing.T) {
-	tm, _ := Builtin("llama3")
-	want, _ := tm.Apply(conv4, true, "<s>", "</s>")
-	done := make(chan string)
-	for i := 0; i < 8; i++ {
-		go func() {
-			s, _ := tm.Apply(conv4, true, "<s>", "</s>")
-			done <- s
-		}()
-	}
-	for i := 0; i < 8; i++ {
-		if s := <-done; s != want {
-			t.Fatal("concurrent Apply differs")
-		}
-	}
-}
-
-func FuzzTemplate(f *testing.F) {
-	for _, s := range builtins {
-		f.Add(s)
-	}
-	f.Add("{% for i in range(3) %}{{ i }}{% endfor %}{{ 'a'[1:] | tojson }}")
-	f.Fuzz(func(t *testing.T, src string) {
-		tm, err := Parse(src)
-		if err != nil {
-			if !errors.Is(err, ErrTemplate) {
-				t.Fatalf("Parse error without ErrTemplate: %v", err)
-			}
-			return
-		}
-		_, err = tm.Apply(conv4, true, "<s>", "</s>")
-		if err != nil && !errors.Is(err, ErrRender) {
-			t.Fatalf("Apply error without ErrRender: %v", err)
-		}
-	})
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // readSPMVocab is a throwaway GGUF reader for benchmarks: it returns the pieces of a SentencePiece
@@ -163,7 +165,7 @@ func BenchmarkMask(b *testing.B) {
 
 // BenchmarkMaskLlama masks the real 32k LLaMA SentencePiece vocabulary from the shared test data.
 func BenchmarkMaskLlama(b *testing.B) {
-	pieces, eos, err := readSPMVocab("../../../shared/testdata/ggml-vocab-llama-spm.gguf")
+	pieces, eos, err := readSPMVocab(shareddata.Path(b, "ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		b.Skip(err)
 	}
@@ -171,7 +173,7 @@ func BenchmarkMaskLlama(b *testing.B) {
 }
 
 func BenchmarkNewJSON(b *testing.B) {
-	pieces, eos, err := readSPMVocab("../../../shared/testdata/ggml-vocab-llama-spm.gguf")
+	pieces, eos, err := readSPMVocab(shareddata.Path(b, "ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		b.Skip(err)
 	}

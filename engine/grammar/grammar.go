@@ -1,10 +1,11 @@
 // Package grammar constrains generation to JSON (RFC 8259): a pushdown automaton over bytes decides, token
 // by token, which tokens of the vocabulary may come next.
 //
-// What is accepted: one object or array at the top level (picoLM's --json asks for an object or an array;
-// a bare string, number or literal is not accepted), with the full grammar inside it: objects, arrays,
-// strings with every escape including \uXXXX, numbers -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?,
-// true, false, null and whitespace. Three limits make generation always end well:
+// What is accepted: one JSON value (RFC 8259) with the full grammar: objects, arrays, strings with every
+// escape including \uXXXX, numbers -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, true, false, null and
+// whitespace. Mask asks for an object or an array at the top level, as picoLM's --json does, while one fits
+// the token budget; a bare number, string or literal only when the budget is too small for either (a
+// budget of 1 with no "{}" or "[]" token gets a digit). Three limits make generation always end well:
 //   - nesting deeper than MaxDepth is rejected;
 //   - at most MaxWhitespace consecutive whitespace bytes;
 //   - strings must be valid UTF-8 (RFC 8259 §8.1), so an incomplete multi-byte sequence is finished before
@@ -14,7 +15,11 @@
 // A token is allowed only if every one of its bytes is accepted in turn, so a token may span several JSON
 // parts (`":`, `},{"`). Mask also keeps a budget: given how many tokens may still be generated, it allows
 // only tokens after which the document can still be closed in time, so the output is always complete JSON
-// even when the token limit cuts generation short.
+// even when the token limit cuts generation short. The closing cost it uses (ClosingCost) is the number of
+// tokens of one way to close that exists in the vocabulary: at the start, the cheapest first token (one
+// token when a digit, "{}" or a one-token literal exists) and then one single-byte token per byte of the
+// shortest closing text. If even the start costs more than the whole budget, no complete value fits:
+// ClosingCost says so before generation begins.
 //
 // Cost: the vocabulary is compiled once into a trie (tokens sorted by their bytes; a subtree is a contiguous
 // range of that order). Mask walks the trie with the automaton, copying the 16-byte State down the tree and
@@ -36,8 +41,10 @@ import (
 // ErrRejected is returned (wrapped) by Accept for a token the grammar does not allow.
 var ErrRejected = errors.New("grammar: token not allowed")
 
-// infCost is the cost of a state that cannot be closed with this vocabulary's single-byte tokens.
-const infCost = 1 << 30
+// Unclosable is the closing cost of a state this vocabulary has no tokens to close (see ClosingCost).
+const Unclosable = 1 << 30
+
+const infCost = Unclosable
 
 // Grammar is the JSON grammar compiled for one vocabulary. It is read-only after NewJSON and safe for
 // concurrent use; each generation keeps its own State.
@@ -51,6 +58,9 @@ type Grammar struct {
 	edgeByte []byte  // edgeByte[e]: the byte on edge e
 	edgeNode []int32 // edgeNode[e]: the child it leads to
 	single   [256]bool
+	// The closing costs of the two start modes: the fewest tokens of a whole value (startCost) and of a
+	// whole object or array (objCost), each first token followed by single-byte tokens; infCost if none.
+	startCost, objCost int
 }
 
 // node is a trie node: the tokens whose bytes start with the node's prefix are perm[lo:hi]; those equal
@@ -90,7 +100,20 @@ func NewJSON(pieces [][]byte, eos int) *Grammar {
 	g.nodes = append(g.nodes, node{})
 	var groups []int32 // scratch: [lo, hi) pairs of the children being built, as a stack
 	g.build(0, 0, int32(len(g.perm)), 0, &groups)
+	// The start's costs: one token, then what is left after it. Whitespace first never makes it cheaper
+	// (the states are counted at the whitespace cap, so the first token is one allowed after any run).
+	g.startCost = g.firstTokenCost(State{mode: mStart, ws: MaxWhitespace})
+	g.objCost = g.firstTokenCost(State{mode: mStartObj, ws: MaxWhitespace})
 	return g
+}
+
+// firstTokenCost is 1 + the lowest closing cost reachable with one token from st, or infCost.
+func (g *Grammar) firstTokenCost(st State) int {
+	c := g.minCost(0, st)
+	if c >= infCost {
+		return infCost
+	}
+	return 1 + c
 }
 
 // build fills node n for the tokens perm[lo:hi], which share their first depth bytes.
@@ -144,10 +167,11 @@ func plainText(b []byte) bool {
 // Start returns the state before any output.
 func (g *Grammar) Start() State { return start() }
 
-// ClosingCost returns how many tokens the shortest completion from st needs: one single-byte token per byte
-// of the shortest closing text (finish the current token, then close every open container). It is 0 once
-// the document is done, and very large (1<<30) if the vocabulary lacks a single-byte token the closing
-// needs.
+// ClosingCost returns how many tokens the shortest completion from st needs: at the start, the fewest
+// tokens of a whole value; after it, one single-byte token per byte of the shortest closing text (finish the
+// current token, then close every open container). It is 0 once the output is Complete, and Unclosable
+// if the vocabulary lacks the tokens the closing needs. A generation whose budget is smaller than
+// ClosingCost(Start()) cannot end in a complete value.
 func (g *Grammar) ClosingCost(st *State) int { return g.cost(st) }
 
 func (g *Grammar) cost(st *State) int {
@@ -167,10 +191,9 @@ func (g *Grammar) cost(st *State) int {
 	case mDone:
 		return 0
 	case mStart:
-		if g.single['{'] && g.single['}'] || g.single['['] && g.single[']'] {
-			return 2
-		}
-		return infCost
+		return g.startCost
+	case mStartObj:
+		return g.objCost
 	case mColon:
 		need(':')
 		need('0')
@@ -222,7 +245,7 @@ func (g *Grammar) Accept(st *State, id int) error {
 		return fmt.Errorf("%w: token id %d outside the vocabulary of %d", ErrRejected, id, g.vocab)
 	}
 	if id == g.eos {
-		if !st.Done() {
+		if !st.Complete() {
 			return fmt.Errorf("%w: end of generation before the JSON value is complete (in %s)", ErrRejected, st.String())
 		}
 		return nil
@@ -249,9 +272,11 @@ func (g *Grammar) Allowed(st *State, id int) bool {
 
 // Mask sets logits[id] = -Inf for every token not allowed after st. remaining is how many tokens may still
 // be generated, this one included: a token is allowed only if the document can still be closed within
-// remaining-1 further tokens, so the output is complete when the budget runs out. (If st is already over
-// budget, which happens only when the whole budget is smaller than the shortest document, Mask allows the
-// tokens that bring the closing cost lowest.) Once st is done, only the end-of-generation token is allowed.
+// remaining-1 further tokens, so the output is complete when the budget runs out. At the start it allows
+// only objects and arrays while one fits in remaining tokens, and any value otherwise. (If st is already
+// over budget, which happens only when the whole budget is smaller than ClosingCost(Start()), Mask allows
+// the tokens that bring the closing cost lowest.) The end-of-generation token is allowed once the output is
+// Complete; once st is done, only it.
 // logits has one entry per token; entries past the vocabulary are set to -Inf, and a shorter slice is
 // masked entirely. Mask does not allocate.
 func (g *Grammar) Mask(st *State, logits []float32, remaining int) {
@@ -273,7 +298,7 @@ func (g *Grammar) Mask(st *State, logits []float32, remaining int) {
 		}
 		return
 	}
-	if g.eos >= 0 {
+	if g.eos >= 0 && !st.Complete() {
 		logits[g.eos] = ninf
 	}
 	for _, id := range g.controls {
@@ -281,10 +306,17 @@ func (g *Grammar) Mask(st *State, logits []float32, remaining int) {
 	}
 	remaining = max(remaining, 1)
 	limit := remaining - 1
-	if g.cost(st) > remaining {
-		limit = g.minCost(0, *st)
+	s := *st
+	if s.mode == mStart {
+		// An object or array if one fits; a bare value only if none does.
+		if s.mode = mStartObj; g.minCost(0, s) > limit {
+			s.mode = mStart
+		}
 	}
-	g.walk(0, *st, logits, limit)
+	if g.cost(&s) > remaining {
+		limit = g.minCost(0, s)
+	}
+	g.walk(0, s, logits, limit)
 }
 
 func (g *Grammar) maskRange(lo, hi int32, logits []float32) {

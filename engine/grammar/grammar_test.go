@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // feed runs the automaton over doc byte by byte and reports whether every byte is accepted and the
@@ -22,7 +25,7 @@ func feed(doc []byte) (State, bool) {
 			return st, false
 		}
 	}
-	return st, st.Done()
+	return st, st.Complete()
 }
 
 var validDocs = []string{
@@ -41,10 +44,12 @@ var validDocs = []string{
 	`{"a":true}`, `{"a":false}`, `{"a":null}`,
 	`[` + strings.Repeat(`[`, MaxDepth-1) + strings.Repeat(`]`, MaxDepth-1) + `]`,
 	`[` + strings.Repeat(" ", MaxWhitespace) + `1]`,
+	// Bare values at the top level (what Mask allows when the budget is too small for a container).
+	`1`, `0`, `-0.5e3`, `123`, `"a"`, `""`, `true`, `false`, `null`, ` 7`, `"\u0041é"`,
 }
 
 var invalidDocs = []string{
-	``, ` `, `1`, `"a"`, `true`, `null`, // top level must be an object or array
+	``, ` `, `-`, `1.`, `"a`, `tru`, `01`, `1 `, `"a" `, `true `, `1,2`, `1]`, `"a"x`, `truex`, `nul`, // bare values
 	`{`, `[`, `{"a"`, `{"a":`, `{"a":1`, `[1,`, `["abc`, `[1.`, `[-`, `[tru`, // truncated
 	`[1,]`, `{"a":1,}`, `[,1]`, `{,}`, `[1 2]`, `{"a" 1}`, `{"a":1 "b":2}`, // commas
 	`[01]`, `[-01]`, `[00]`, `[1.]`, `[.5]`, `[1e]`, `[1e+]`, `[+1]`, `[1.e5]`, `[--1]`, `[0x10]`, `[1E+-2]`, // numbers
@@ -75,11 +80,9 @@ func TestPDAHandWritten(t *testing.T) {
 }
 
 // jsonShape returns the maximum nesting depth and the longest whitespace run outside strings of a valid
-// JSON document, and whether its top-level value is an object or array.
-func jsonShape(doc []byte) (depth, wsRun int, container bool) {
+// JSON document.
+func jsonShape(doc []byte) (depth, wsRun int) {
 	d, run, inStr, esc := 0, 0, false, false
-	trimmed := bytes.TrimLeft(doc, " \t\r\n")
-	container = len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 	for _, c := range doc {
 		if inStr {
 			switch {
@@ -108,7 +111,7 @@ func jsonShape(doc []byte) (depth, wsRun int, container bool) {
 			d--
 		}
 	}
-	return depth, wsRun, container
+	return depth, wsRun
 }
 
 // checkAgainstStdlib compares the automaton with encoding/json on one document.
@@ -121,10 +124,9 @@ func checkAgainstStdlib(t *testing.T, doc []byte) {
 	if !valid {
 		return
 	}
-	depth, ws, container := jsonShape(doc)
-	// The documented restrictions: an object/array top level, no trailing whitespace, the depth and
-	// whitespace caps, valid UTF-8.
-	want := container && depth <= MaxDepth && ws <= MaxWhitespace && utf8.Valid(doc) &&
+	depth, ws := jsonShape(doc)
+	// The documented restrictions: no trailing whitespace, the depth and whitespace caps, valid UTF-8.
+	want := depth <= MaxDepth && ws <= MaxWhitespace && utf8.Valid(doc) &&
 		len(bytes.TrimRight(doc, " \t\r\n")) == len(doc)
 	if want && !ok {
 		t.Fatalf("PDA rejects %q, which is valid JSON within the grammar's limits", doc)
@@ -167,7 +169,7 @@ func closeAndCheck(t *testing.T, st State) {
 			t.Fatalf("closing %q: byte %d took the closing length from %d to %d", cl, i, before, after)
 		}
 	}
-	if !st.Done() {
+	if !st.Complete() {
 		t.Fatalf("closing %q does not finish the document", cl)
 	}
 }
@@ -189,7 +191,7 @@ func TestPDAGenerated(t *testing.T) {
 		}
 		checkAgainstStdlib(t, doc)
 		if _, ok := feed(doc); !ok {
-			depth, ws, _ := jsonShape(doc)
+			depth, ws := jsonShape(doc)
 			if depth <= MaxDepth && ws <= MaxWhitespace {
 				t.Fatalf("rejected %q", doc)
 			}
@@ -348,24 +350,57 @@ func bruteAllowed(g *Grammar, st *State, id, remaining int) bool {
 	if st.Done() {
 		return id == g.eos
 	}
-	if id == g.eos || len(g.pieces[id]) == 0 {
+	if id == g.eos {
+		return st.Complete()
+	}
+	if len(g.pieces[id]) == 0 {
 		return false
 	}
-	s := *st
-	if g.Accept(&s, id) != nil {
-		return false
+	// next returns the closing cost after token j, ok false if the grammar does not allow it. At the start
+	// the top-level value must be an object or array while one of them fits: a token that opens one, or
+	// whitespace (which keeps that choice open).
+	containerOnly := false
+	next := func(j int) (int, bool) {
+		s := *st
+		if j == g.eos || len(g.pieces[j]) == 0 || g.Accept(&s, j) != nil {
+			return 0, false
+		}
+		if containerOnly {
+			switch v := bytes.TrimLeft(g.pieces[j], " \t\r\n"); {
+			case len(v) == 0:
+				return g.objCost, true
+			case v[0] != '{' && v[0] != '[':
+				return 0, false
+			}
+		}
+		return g.cost(&s), true
 	}
 	limit := remaining - 1
-	if g.cost(st) > remaining {
+	if st.mode == mStart {
+		containerOnly = true
+		fits := false
+		for j := range g.pieces {
+			if c, ok := next(j); ok && c <= limit {
+				fits = true
+				break
+			}
+		}
+		containerOnly = fits
+	}
+	cost := g.cost(st)
+	if containerOnly {
+		cost = g.objCost
+	}
+	if cost > remaining {
 		limit = infCost
 		for j := range g.pieces {
-			s2 := *st
-			if j != g.eos && len(g.pieces[j]) > 0 && g.Accept(&s2, j) == nil {
-				limit = min(limit, g.cost(&s2))
+			if c, ok := next(j); ok {
+				limit = min(limit, c)
 			}
 		}
 	}
-	return g.cost(&s) <= limit
+	c, ok := next(id)
+	return ok && c <= limit
 }
 
 func allowedSet(logits []float32) []int {
@@ -383,7 +418,7 @@ func TestMaskMatchesBruteForce(t *testing.T) {
 	pieces, eos := synthVocab(3000, 1)
 	maskMatchesBruteForce(t, pieces, eos, 60)
 	t.Run("llama-spm", func(t *testing.T) {
-		pieces, eos, err := readSPMVocab("../../../shared/testdata/ggml-vocab-llama-spm.gguf")
+		pieces, eos, err := readSPMVocab(shareddata.Path(t, "ggml-vocab-llama-spm.gguf"))
 		if err != nil {
 			t.Skip(err)
 		}
@@ -425,7 +460,7 @@ func maskMatchesBruteForce(t *testing.T, pieces [][]byte, eos, walks int) {
 // included): every output must be valid JSON within the budget.
 func TestRandomGenerations(t *testing.T) {
 	pieces, eos := synthVocab(4000, 2)
-	randomGenerations(t, pieces, eos, 2000, 2)
+	randomGenerations(t, pieces, eos, 2000)
 }
 
 // TestRandomGenerationsRealVocab runs the same walks over the real SentencePiece vocabularies of the
@@ -433,38 +468,34 @@ func TestRandomGenerations(t *testing.T) {
 func TestRandomGenerationsRealVocab(t *testing.T) {
 	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"} {
 		t.Run(name, func(t *testing.T) {
-			pieces, eos, err := readSPMVocab("../../../shared/testdata/" + name)
+			pieces, eos, err := readSPMVocab(shareddata.Path(t, name))
 			if err != nil {
 				t.Skip(err)
 			}
 			g := NewJSON(pieces, eos)
 			st := g.Start()
-			if c := g.ClosingCost(&st); c != 2 {
-				t.Fatalf("ClosingCost at the start = %d, want 2 (single-byte tokens for every structural byte)", c)
+			if c := g.ClosingCost(&st); c != 1 {
+				t.Fatalf("ClosingCost at the start = %d, want 1 (a one-token value: a digit)", c)
 			}
 			n := 300
 			if testing.Short() {
 				n = 50
 			}
-			randomGenerations(t, pieces, eos, n, 2)
+			randomGenerations(t, pieces, eos, n)
 		})
 	}
 }
 
 // randomGenerations makes count generations with a random sampler, each with a random budget (tiny ones
-// included, down to the smallest that can hold a document in this vocabulary): every output must be
-// complete valid JSON within the budget.
-func randomGenerations(t *testing.T, pieces [][]byte, eos, count, minBudget int) {
+// included, down to 1): every output must be complete valid JSON within the budget, an object or array
+// whenever one fits.
+func randomGenerations(t *testing.T, pieces [][]byte, eos, count int) {
 	g := NewJSON(pieces, eos)
 	r := rand.New(rand.NewPCG(7, uint64(len(pieces))))
-	for _, p := range pieces {
-		if string(p) == "{}" || string(p) == "[]" {
-			minBudget = 1
-		}
-	}
+	minBudget := 1
 	logits := make([]float32, len(pieces))
 	base := make([]float32, len(pieces))
-	lengths := 0
+	lengths, bare := 0, 0
 	var last []byte
 	for gen := range count {
 		budget := minBudget + r.IntN(8)
@@ -485,6 +516,9 @@ func randomGenerations(t *testing.T, pieces [][]byte, eos, count, minBudget int)
 		var out []byte
 		n := 0
 		for ; n < budget && !st.Done(); n++ {
+			if st.Complete() && r.IntN(3) == 0 {
+				break // a bare number may end anywhere (its end-of-generation token)
+			}
 			if c := g.ClosingCost(&st); c > budget-n && n > 0 {
 				t.Fatalf("gen %d: closing cost %d exceeds the %d tokens left", gen, c, budget-n)
 			}
@@ -499,16 +533,22 @@ func randomGenerations(t *testing.T, pieces [][]byte, eos, count, minBudget int)
 			}
 			out = append(out, pieces[id]...)
 		}
-		if !st.Done() || !json.Valid(out) {
+		if !st.Complete() || !json.Valid(out) {
 			t.Fatalf("gen %d (budget %d): output %q is not complete JSON (state %s)", gen, budget, out, &st)
 		}
 		if n > budget {
 			t.Fatalf("gen %d: %d tokens for a budget of %d", gen, n, budget)
 		}
-		// After the close, only EOS.
+		if v := bytes.TrimLeft(out, " \t\r\n"); budget >= g.objCost && v[0] != '{' && v[0] != '[' {
+			t.Fatalf("gen %d (budget %d): %q is not an object or array, and one takes %d tokens", gen, budget, out, g.objCost)
+		}
+		if budget < g.objCost {
+			bare++
+		}
+		// After the close, only EOS (a bare number also allows more digits).
 		clear(logits)
 		g.Mask(&st, logits, 1)
-		if ids := allowedSet(logits); len(ids) != 1 || ids[0] != eos {
+		if ids := allowedSet(logits); !slices.Contains(ids, eos) || st.Done() && len(ids) != 1 {
 			t.Fatalf("gen %d: after the close, allowed %v", gen, ids)
 		}
 		if err := g.Accept(&st, eos); err != nil {
@@ -517,7 +557,7 @@ func randomGenerations(t *testing.T, pieces [][]byte, eos, count, minBudget int)
 		lengths += len(out)
 		last = out
 	}
-	t.Logf("%d generations, %d bytes in all; the last: %q", count, lengths, last)
+	t.Logf("%d generations (%d with too small a budget for an object or array), %d bytes in all; the last: %q", count, bare, lengths, last)
 }
 
 // pickNoisy returns the allowed token with the highest logit plus uniform noise in [0, 4) (a random
@@ -594,14 +634,18 @@ func TestMaskLogitsLength(t *testing.T) {
 	}
 }
 
-// TestMissingSingleByteTokens: with no single-byte tokens at all the closing cost is unknown (infinite);
-// Mask still allows what brings the cost lowest and never panics.
+// TestMissingSingleByteTokens: with no single-byte tokens at all the closing cost inside a container is
+// unknown (infinite), the start's is that of the one-token documents; Mask still allows what brings the
+// cost lowest and never panics.
 func TestMissingSingleByteTokens(t *testing.T) {
 	pieces := [][]byte{nil, []byte(`{"a":1}`), []byte(`[1,2]`), []byte(`{"`), []byte(`ab`)}
 	g := NewJSON(pieces, 0)
 	st := g.Start()
-	if c := g.ClosingCost(&st); c != infCost {
-		t.Fatalf("ClosingCost = %d, want infCost", c)
+	if c := g.ClosingCost(&st); c != 1 {
+		t.Fatalf("ClosingCost at the start = %d, want 1", c)
+	}
+	if s := st; g.Accept(&s, 3) != nil || g.ClosingCost(&s) != infCost {
+		t.Fatalf("ClosingCost after {\" = %d, want infCost", g.ClosingCost(&s))
 	}
 	logits := make([]float32, len(pieces))
 	g.Mask(&st, logits, 1)

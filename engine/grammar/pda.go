@@ -15,7 +15,8 @@ const (
 
 // Lexical modes.
 const (
-	mStart     uint8 = iota // before the top-level value: '{' or '['
+	mStart     uint8 = iota // before the top-level value: any value
+	mStartObj               // before the top-level value, an object or array only (Mask's preference)
 	mObjFirst               // after '{': a key or '}'
 	mObjKey                 // after ',' in an object: a key
 	mColon                  // after a key: ':'
@@ -37,7 +38,7 @@ const (
 	mLit                    // inside true / false / null; aux = index in lits of the next byte
 )
 
-var modeNames = [...]string{"start", "object-first", "object-key", "colon", "value", "array-first", "after-value",
+var modeNames = [...]string{"start", "start-object", "object-first", "object-key", "colon", "value", "array-first", "after-value",
 	"done", "string", "escape", "unicode-escape", "minus", "zero", "integer", "dot", "fraction", "exponent",
 	"exponent-sign", "exponent-digits", "literal"}
 
@@ -67,8 +68,20 @@ type State struct {
 	key    bool // the current string is an object key
 }
 
-// Done reports whether the top-level value has closed.
+// Done reports whether the top-level value has closed: nothing more may follow.
 func (st *State) Done() bool { return st.mode == mDone }
+
+// Complete reports whether the output so far is a whole JSON document. It is Done, or a top-level number,
+// which is complete at every digit but may still take more.
+func (st *State) Complete() bool {
+	switch st.mode {
+	case mDone:
+		return true
+	case mZero, mInt, mFrac, mExpDigits:
+		return st.depth == 0
+	}
+	return false
+}
 
 // Depth returns the number of open objects and arrays.
 func (st *State) Depth() int { return int(st.depth) }
@@ -106,6 +119,11 @@ func (st *State) push(object bool) bool {
 func (st *State) pop() {
 	st.depth--
 	st.stack &^= 1 << st.depth
+	st.valueEnded()
+}
+
+// valueEnded moves past a complete value: to what may follow it in its container, or to the end.
+func (st *State) valueEnded() {
 	if st.depth == 0 {
 		st.mode = mDone
 	} else {
@@ -131,7 +149,7 @@ func (st *State) step(c byte) bool {
 			if st.key {
 				st.mode = mColon
 			} else {
-				st.mode = mAfter
+				st.valueEnded()
 			}
 		case c == '\\':
 			st.mode = mEsc
@@ -181,7 +199,7 @@ func (st *State) step(c byte) bool {
 			return false
 		}
 		if st.aux++; st.aux == litEnd(st.aux-1) {
-			st.mode = mAfter
+			st.valueEnded()
 		}
 		return true
 	case mMinus:
@@ -202,7 +220,7 @@ func (st *State) step(c byte) bool {
 		case c == 'e' || c == 'E':
 			st.mode = mExp
 		default:
-			st.mode = mAfter // the number ended; c belongs to what follows
+			st.valueEnded() // the number ended; c belongs to what follows
 			return st.step(c)
 		}
 		return true
@@ -218,7 +236,7 @@ func (st *State) step(c byte) bool {
 		case c == 'e' || c == 'E':
 			st.mode = mExp
 		default:
-			st.mode = mAfter
+			st.valueEnded()
 			return st.step(c)
 		}
 		return true
@@ -242,7 +260,7 @@ func (st *State) step(c byte) bool {
 		if '0' <= c && c <= '9' {
 			return true
 		}
-		st.mode = mAfter
+		st.valueEnded()
 		return st.step(c)
 	case mDone:
 		return false
@@ -258,7 +276,7 @@ func (st *State) step(c byte) bool {
 	}
 	st.ws = 0
 	switch st.mode {
-	case mStart:
+	case mStartObj:
 		switch c {
 		case '{':
 			return st.push(true)
@@ -306,7 +324,7 @@ func (st *State) step(c byte) bool {
 		}
 		return false
 	}
-	// mValue, mArrFirst: a value.
+	// mValue, mArrFirst, mStart: a value.
 	switch {
 	case c == '{':
 		return st.push(true)
@@ -347,6 +365,8 @@ func (st *State) closing(dst []byte) []byte {
 	case mDone:
 		return dst
 	case mStart:
+		return append(dst, '0')
+	case mStartObj:
 		return append(dst, '{', '}')
 	case mColon:
 		dst = append(dst, ':', '0')

@@ -389,6 +389,10 @@ func (t *Tokenizer) BOS() int { return t.bos }
 // EOS is the end-of-sequence token id, -1 if none.
 func (t *Tokenizer) EOS() int { return t.eos }
 
+// AddsBOS reports whether Encode(text, true) starts with BOS
+// (tokenizer.ggml.add_bos_token).
+func (t *Tokenizer) AddsBOS() bool { return t.addBOS }
+
 // IsEOG reports whether id ends generation (EOS, EOT, ...).
 func (t *Tokenizer) IsEOG(id int) bool { return id >= 0 && id < len(t.eog) && t.eog[id] }
 

@@ -1,10 +1,7 @@
 package tokenizer
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
-
-const testdata = "../../../shared/testdata"
 
 var (
 	loadMu sync.Mutex
@@ -29,7 +25,7 @@ func load(t testing.TB, name string) *Tokenizer {
 	if tok, ok := loaded[name]; ok {
 		return tok
 	}
-	f, err := gguf.Open(filepath.Join(testdata, name))
+	f, err := gguf.Open(shareddata.Path(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +49,11 @@ type vocabCase struct {
 // space-separated ids per input.
 func readVocabCases(t *testing.T, name string) []vocabCase {
 	t.Helper()
-	inp, err := os.ReadFile(filepath.Join(testdata, name+".inp"))
+	inp, err := os.ReadFile(shareddata.Path(t, name+".inp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.ReadFile(filepath.Join(testdata, name+".out"))
+	out, err := os.ReadFile(shareddata.Path(t, name+".out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,46 +107,12 @@ func TestVocabVectors(t *testing.T) {
 	}
 }
 
-type reference struct {
-	Model        string `json:"model"`
-	Prompt       string `json:"prompt"`
-	PromptIDs    []int  `json:"prompt_ids"`
-	IDs          []int  `json:"ids"`
-	Continuation string `json:"continuation"`
-}
-
-func readReferences(t *testing.T, name string) []reference {
-	t.Helper()
-	f, err := os.Open(filepath.Join(testdata, "reference", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var refs []reference
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r reference
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		refs = append(refs, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(refs) == 0 {
-		t.Fatalf("%s: no cases", name)
-	}
-	return refs
-}
-
 // TestReferencePrompts: Encode(prompt, true) equals llama.cpp's prompt ids,
 // and decoding llama.cpp's generated ids gives the text it printed.
 func TestReferencePrompts(t *testing.T) {
 	for _, name := range []string{"stories260K-greedy.jsonl", "llama-2-tiny-random-greedy.jsonl"} {
 		t.Run(name, func(t *testing.T) {
-			for _, r := range readReferences(t, name) {
+			for _, r := range shareddata.References(t, "reference/"+name) {
 				tok := load(t, r.Model)
 				if got := tok.Encode(r.Prompt, true); !slices.Equal(got, r.PromptIDs) {
 					t.Errorf("Encode(%q):\n got %v\nwant %v", r.Prompt, got, r.PromptIDs)

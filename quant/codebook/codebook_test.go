@@ -7,18 +7,16 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
-
-const goldenDir = "../../../shared/testdata/quant"
 
 func golden(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(goldenDir, name))
+	b, err := os.ReadFile(shareddata.Path(t, "quant/"+name))
 	if err != nil {
 		t.Fatal(err)
 	}

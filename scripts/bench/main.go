@@ -98,7 +98,9 @@ func main() {
 	}
 
 	// Builds.
-	env := append(os.Environ(), "GOTOOLCHAIN=go1.27.3", "GOEXPERIMENT=simd")
+	// The go commands inherit GOTOOLCHAIN, with which the go command that
+	// started this program found the toolchain go.mod names.
+	env := append(os.Environ(), "GOEXPERIMENT=simd")
 	native := filepath.Join(*cache, "picolm")
 	wasip1 := filepath.Join(*cache, "picolm.wasm")
 	step("build the native and wasip1 CLIs (GOEXPERIMENT=simd)")
@@ -107,6 +109,16 @@ func main() {
 	if need("browser") || need("wllama") {
 		step("build the browser runtime")
 		check(run(root, env, "bash", "scripts/serve.sh", "--build-only"))
+		// The browser runners drive Chromium with the repo's playwright-core
+		// (package.json); a fresh clone has no node_modules yet.
+		if _, err := os.Stat(filepath.Join(root, "node_modules", "playwright-core", "package.json")); err != nil {
+			step("npm ci (playwright-core for the browser runners)")
+			check(run(root, nil, "npm", "ci", "--no-audit", "--no-fund"))
+		}
+		if _, err := os.Stat(chromium()); err != nil {
+			step("apt-get install chromium (Debian's, for the browser runners)")
+			check(run(root, nil, "sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium"))
+		}
 	}
 	npmDir := filepath.Join(*cache, "npm")
 	if need("llamacpp") || need("wllama") {
@@ -385,4 +397,13 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// chromium is the browser the browser runners launch (browser.mjs reads the
+// same variable).
+func chromium() string {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
 }

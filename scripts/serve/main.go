@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log"
 	"mime"
@@ -23,7 +24,6 @@ import (
 	"net/http"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +71,11 @@ func init() {
 	mime.AddExtensionType(".gguf", "application/octet-stream")
 	mime.AddExtensionType(".jsonl", "application/jsonl; charset=utf-8")
 	mime.AddExtensionType(".md", "text/markdown; charset=utf-8")
+	// The repo's other text files (the system's table calls .mod
+	// application/xml-dtd); files with no extension are sniffed.
+	for _, ext := range []string{".mod", ".sum", ".go", ".s", ".h", ".sh", ".toml", ".capnp", ".jinja", ".txt"} {
+		mime.AddExtensionType(ext, "text/plain; charset=utf-8")
+	}
 }
 
 // handler serves root at / and each mount ("/prefix/=DIR") under its prefix.
@@ -98,9 +103,13 @@ func headers(h http.Handler) http.Handler {
 	})
 }
 
-// files serves a directory, compressing what is worth it.
+// files serves a directory, compressing what is worth it. Every path is
+// resolved inside the directory (os.Root): a symbolic link that leads out of
+// it (a link to /etc) is refused, and so is anything but a regular file (a
+// FIFO would block the request, a device would never end).
 type files struct {
-	dir   string
+	root  *os.Root
+	err   error // why the directory cannot be served, if it cannot
 	mu    sync.Mutex
 	cache map[string]encoded // path + encoding → compressed bytes for one modification time
 }
@@ -111,7 +120,10 @@ type encoded struct {
 	data []byte
 }
 
-func newFiles(dir string) *files { return &files{dir: dir, cache: map[string]encoded{}} }
+func newFiles(dir string) *files {
+	root, err := os.OpenRoot(dir)
+	return &files{root: root, err: err, cache: map[string]encoded{}}
+}
 
 func (f *files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -124,8 +136,23 @@ func (f *files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	full := filepath.Join(f.dir, filepath.FromSlash(name))
-	st, err := os.Stat(full)
+	if f.err != nil {
+		http.Error(w, "cannot read "+name, http.StatusForbidden)
+		return
+	}
+	st, err := f.root.Stat("." + name)
+	if err == nil && st.IsDir() {
+		if !strings.HasSuffix(r.URL.Path, "/") {
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			return
+		}
+		name = path.Join(name, "index.html")
+		st, err = f.root.Stat("." + name)
+	}
+	var fh *os.File
+	if err == nil {
+		fh, st, err = f.open(name, st)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			http.NotFound(w, r)
@@ -134,25 +161,14 @@ func (f *files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if st.IsDir() {
-		if !strings.HasSuffix(r.URL.Path, "/") {
-			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
-			return
-		}
-		full = filepath.Join(full, "index.html")
-		name = path.Join(name, "index.html")
-		if st, err = os.Stat(full); err != nil {
-			http.NotFound(w, r)
-			return
-		}
-	}
+	defer fh.Close()
 	ext := path.Ext(name)
 	if ct := mime.TypeByExtension(ext); ct != "" {
 		w.Header().Set("Content-Type", ct)
 	}
 	w.Header().Add("Vary", "Accept-Encoding")
 	if enc := pickEncoding(r.Header.Get("Accept-Encoding")); enc != "" && compressible[ext] && st.Size() > 1024 {
-		data, err := f.compressed(full, st, enc)
+		data, err := f.compressed(name, fh, st, enc)
 		if err == nil {
 			w.Header().Set("Content-Encoding", enc)
 			http.ServeContent(w, r, name, st.ModTime(), bytes.NewReader(data))
@@ -160,13 +176,31 @@ func (f *files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		log.Printf("serve: %s: %v (sent uncompressed)", name, err)
 	}
-	fh, err := os.Open(full)
-	if err != nil {
-		http.Error(w, "cannot read "+name, http.StatusForbidden)
-		return
+	http.ServeContent(w, r, name, st.ModTime(), io.NewSectionReader(fh, 0, st.Size()))
+}
+
+// errNotRegular refuses what is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// open opens name (stat'ed as st) inside the root when it is a regular file,
+// and checks that what it opened is still that file.
+func (f *files) open(name string, st fs.FileInfo) (*os.File, fs.FileInfo, error) {
+	if !st.Mode().IsRegular() {
+		return nil, nil, errNotRegular
 	}
-	defer fh.Close()
-	http.ServeContent(w, r, name, st.ModTime(), fh)
+	fh, err := f.root.Open("." + name)
+	if err != nil {
+		return nil, nil, err
+	}
+	now, err := fh.Stat()
+	if err == nil && (!now.Mode().IsRegular() || !os.SameFile(st, now)) {
+		err = errNotRegular
+	}
+	if err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
+	return fh, now, nil
 }
 
 // pickEncoding chooses brotli over gzip when the client accepts it.
@@ -193,16 +227,16 @@ func pickEncoding(accept string) string {
 	return ""
 }
 
-func (f *files) compressed(full string, st fs.FileInfo, enc string) ([]byte, error) {
-	key := enc + ":" + full
+func (f *files) compressed(name string, fh *os.File, st fs.FileInfo, enc string) ([]byte, error) {
+	key := enc + ":" + name
 	f.mu.Lock()
 	c, ok := f.cache[key]
 	f.mu.Unlock()
 	if ok && c.mod.Equal(st.ModTime()) && c.size == st.Size() {
 		return c.data, nil
 	}
-	raw, err := os.ReadFile(full)
-	if err != nil {
+	raw := make([]byte, st.Size())
+	if _, err := fh.ReadAt(raw, 0); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer

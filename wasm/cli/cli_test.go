@@ -10,6 +10,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestCacheFlag: the first run saves the prompt's KV cache; a second run
@@ -18,7 +19,7 @@ import (
 // with a message and the run still prints the right output.
 func TestCacheFlag(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "prompt.kv")
-	model := filepath.Join(testdata, "stories260K.gguf")
+	model := shareddata.Path(t, "stories260K.gguf")
 	base := []string{model, "-n", "24", "-t", "0", "-j", "1", "--cache", cache}
 
 	short, longer := "Once upon a time there was a dog", "Once upon a time there was a dog named Max"
@@ -59,7 +60,7 @@ func TestCacheFlag(t *testing.T) {
 		t.Errorf("corrupted cache: output %q\n%s", got, stderr)
 	}
 
-	q8 := filepath.Join(testdata, "tinyllamas-stories-260k-q8_0.gguf")
+	q8 := shareddata.Path(t, "tinyllamas-stories-260k-q8_0.gguf")
 	_, stderr = runCLI(t, []string{q8, "-n", "4", "--cache", cache, "-p", longer})
 	if !strings.Contains(stderr, "different model") {
 		t.Errorf("cache from another model: %s", stderr)
@@ -72,9 +73,9 @@ func TestCLIErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{filepath.Join(testdata, "tinyllamas-stories-260k-f32.gguf"), "-p", "x"}, "GGUF v1"},
-		{[]string{filepath.Join(testdata, "no-such-file.gguf"), "-p", "x"}, "no such file"},
-		{[]string{filepath.Join(testdata, "ggml-vocab-llama-spm.gguf"), "-p", "x"}, "token_embd"},
+		{[]string{shareddata.Path(t, "tinyllamas-stories-260k-f32.gguf"), "-p", "x"}, "GGUF v1"},
+		{[]string{shareddata.Path(t, "no-such-file.gguf"), "-p", "x"}, "no such file"},
+		{[]string{shareddata.Path(t, "ggml-vocab-llama-spm.gguf"), "-p", "x"}, "token_embd"},
 		{[]string{"a.gguf", "b.gguf"}, "more than one model"},
 		{[]string{"-n", "-3"}, "out of range"},
 		{[]string{"-k", "1.5"}, "out of range"},
@@ -92,7 +93,7 @@ func TestCLIErrors(t *testing.T) {
 // TestFlagForms: picoLM's short flags, the long --model/--prompt forms and a
 // positional model give the same run; the prompt may come from stdin.
 func TestFlagForms(t *testing.T) {
-	model := filepath.Join(testdata, "stories260K.gguf")
+	model := shareddata.Path(t, "stories260K.gguf")
 	want, _ := runCLI(t, []string{model, "-p", "The little dog", "-n", "16", "-t", "0"})
 	for _, args := range [][]string{
 		{"--model", model, "--prompt", "The little dog", "-n", "16", "-t", "0"},

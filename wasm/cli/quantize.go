@@ -50,6 +50,7 @@ func runQuantize(args []string, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	o.Threads = capThreads(o.Threads, stderr)
 	ft, err := quantize.ParseFileType(pos[2])
 	if err != nil {
 		fmt.Fprintln(stderr, "picolm:", err)

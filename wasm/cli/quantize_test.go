@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestQuantizeCommand: `picolm quantize` writes what llama-quantize writes
 // from the same F32 model, the result runs, and errors leave no file behind.
 func TestQuantizeCommand(t *testing.T) {
 	dir := t.TempDir()
-	in := filepath.Join(testdata, "synth", "synth-small-F32.gguf")
+	in := shareddata.Path(t, "synth/synth-small-F32.gguf")
 	out := filepath.Join(dir, "q4km.gguf")
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"quantize", in, out, "q4_k_m", "-j", "2"}, nil, &stdout, &stderr); code != 0 {
@@ -25,7 +27,7 @@ func TestQuantizeCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(filepath.Join(testdata, "synth", "synth-small-Q4_K_M.gguf"))
+	want, err := os.ReadFile(shareddata.Path(t, "synth/synth-small-Q4_K_M.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +45,8 @@ func TestQuantizeCommand(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"quantize", in, filepath.Join(dir, "a.gguf"), "Q9_K"}, 2, "unknown file type"},
-		{[]string{"quantize", filepath.Join(testdata, "PROVENANCE.md"), filepath.Join(dir, "b.gguf"), "Q8_0"}, 1, "bad magic"},
-		{[]string{"quantize", filepath.Join(testdata, "synth", "synth-small-Q8_0.gguf"), filepath.Join(dir, "c.gguf"), "Q4_0"}, 1, "--allow-requantize"},
+		{[]string{"quantize", shareddata.Path(t, "PROVENANCE.md"), filepath.Join(dir, "b.gguf"), "Q8_0"}, 1, "bad magic"},
+		{[]string{"quantize", shareddata.Path(t, "synth/synth-small-Q8_0.gguf"), filepath.Join(dir, "c.gguf"), "Q4_0"}, 1, "--allow-requantize"},
 		{[]string{"quantize", in, filepath.Join(dir, "d.gguf")}, 2, "usage"},
 	} {
 		stderr.Reset()

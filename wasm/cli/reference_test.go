@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,56 +9,35 @@ import (
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
-// testdata is the team's shared test data, beside the repository.
-const testdata = "../../../shared/testdata"
-
-// refCase is one line of llama.cpp's greedy references.
-type refCase struct {
-	Model        string    `json:"model"`
-	Prompt       string    `json:"prompt"`
-	NPredict     int       `json:"n_predict"`
-	PromptIDs    []int     `json:"prompt_ids"`
-	IDs          []int     `json:"ids"`
-	Margins      []float64 `json:"margins"`
-	Continuation *string   `json:"continuation"`
-
-	path string // the model file
-}
+// refCase is one of llama.cpp's greedy references.
+type refCase struct{ shareddata.Reference }
 
 func (c refCase) name() string { return c.Model + "/" + c.Prompt }
 
 func (c refCase) args() []string {
-	return []string{c.path, "-p", c.Prompt, "-n", strconv.Itoa(c.NPredict), "-t", "0", "-j", "1", "--ids"}
+	return []string{c.File, "-p", c.Prompt, "-n", strconv.Itoa(c.NPredict), "-t", "0", "-j", "1", "--ids"}
 }
 
+// loadRefCases reads every reference file: reference/*.jsonl and
+// synth/greedy.jsonl.
 func loadRefCases(t *testing.T) []refCase {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(testdata, "reference", "*.jsonl"))
-	files = append(files, filepath.Join(testdata, "synth", "greedy.jsonl"))
+	files, _ := filepath.Glob(shareddata.Path(t, "reference/*.jsonl"))
+	var rels []string
+	for _, f := range files {
+		rels = append(rels, "reference/"+filepath.Base(f))
+	}
 	var cases []refCase
-	for _, fn := range files {
-		b, err := os.ReadFile(fn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var c refCase
-			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-				t.Fatalf("%s: %v", fn, err)
-			}
-			c.path = filepath.Join(filepath.Dir(fn), c.Model)
-			if _, err := os.Stat(c.path); err != nil {
-				c.path = filepath.Join(testdata, c.Model)
-			}
-			cases = append(cases, c)
+	for _, rel := range append(rels, "synth/greedy.jsonl") {
+		for _, r := range shareddata.References(t, rel) {
+			cases = append(cases, refCase{r})
 		}
 	}
 	if len(cases) < 10 {
-		t.Fatalf("only %d reference cases found under %s", len(cases), testdata)
+		t.Fatalf("only %d reference cases found under %s", len(cases), shareddata.Dir(t))
 	}
 	return cases
 }
@@ -136,7 +112,7 @@ func runCLI(t *testing.T, args []string) (string, string) {
 func TestGreedyMatchesLlamaCpp(t *testing.T) {
 	full, total := 0, 0
 	for _, c := range loadRefCases(t) {
-		if ok, typ := supported(t, c.path); !ok {
+		if ok, typ := supported(t, c.File); !ok {
 			t.Logf("%s: skipped: %s kernels are not implemented", c.name(), typ)
 			continue
 		}
@@ -144,10 +120,10 @@ func TestGreedyMatchesLlamaCpp(t *testing.T) {
 		out, _ := runCLI(t, c.args())
 		if checkIDs(t, c, parseIDs(t, out)) {
 			full++
-			if c.Continuation != nil {
+			if c.Continuation != "" {
 				text, _ := runCLI(t, c.args()[:len(c.args())-1])
-				if text != *c.Continuation {
-					t.Errorf("%s: text\n got  %q\n want %q", c.name(), text, *c.Continuation)
+				if text != c.Continuation {
+					t.Errorf("%s: text\n got  %q\n want %q", c.name(), text, c.Continuation)
 				}
 			}
 		}

@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 func TestRefitCommand(t *testing.T) {
 	dir := t.TempDir()
-	teacher := filepath.Join(testdata, "synth", "synth-small-F32.gguf")
-	student := filepath.Join(testdata, "synth", "synth-small-IQ4_XS.gguf")
+	teacher := shareddata.Path(t, "synth/synth-small-F32.gguf")
+	student := shareddata.Path(t, "synth/synth-small-IQ4_XS.gguf")
 	out := filepath.Join(dir, "out.gguf")
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"refit", teacher, student, out}, nil, &stdout, &stderr); code != 0 {
@@ -29,7 +31,7 @@ func TestRefitCommand(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"refit", teacher, student}, 2, "usage"},
-		{[]string{"refit", filepath.Join(testdata, "synth", "synth-small-Q8_0.gguf"), student, filepath.Join(dir, "x.gguf")}, 1, "not F32"},
+		{[]string{"refit", shareddata.Path(t, "synth/synth-small-Q8_0.gguf"), student, filepath.Join(dir, "x.gguf")}, 1, "not F32"},
 		{[]string{"refit", teacher, student, student}, 1, "output is an input"},
 	} {
 		stdout.Reset()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ type options struct {
 	cache     string
 	ids       bool
 	chat      bool
+	noCheck   bool
 }
 
 const usage = `usage: picolm [MODEL.gguf] [options]
@@ -55,7 +57,9 @@ Runs a Llama-architecture GGUF model. With no MODEL, the embedded stories260K ru
   --cache FILE        reuse / save the prompt's KV cache in FILE
   --ids               print generated token ids instead of text
   --chat              the prompt is a user turn, formatted with the model's chat template
+                      (a plain User:/Assistant: transcript for a model without one)
   --model FILE        the model (same as the positional MODEL)
+  --no-check          skip the load-time check for NaN and infinite weights
 `
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
@@ -78,6 +82,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.cache, "cache", "", "")
 	fs.BoolVar(&o.ids, "ids", false, "")
 	fs.BoolVar(&o.chat, "chat", false, "")
+	fs.BoolVar(&o.noCheck, "no-check", false, "")
 
 	// A positional MODEL may come before or after the flags.
 	var positional []string
@@ -99,11 +104,27 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	case len(positional) == 1:
 		o.model = positional[0]
 	}
-	o.threads = clampThreads(o.threads)
+	o.threads = capThreads(clampThreads(o.threads), stderr)
 	if o.n < 0 || o.ctx < 0 || o.threads < 0 || o.temp < 0 || o.topP < 0 || o.topP > 1 || o.minP < 0 || o.minP > 1 || o.topK < 0 {
 		return o, errors.New("a numeric flag is out of range (see -h)")
 	}
 	return o, nil
+}
+
+// maxThreadsPerCPU bounds -j: past a few goroutines per core a matrix
+// product only gains scheduling, and each goroutine costs memory (-j 10000000
+// once took 13 GB before printing anything).
+const maxThreadsPerCPU = 4
+
+// capThreads limits a -j value to maxThreadsPerCPU × the CPU count, saying so
+// on stderr when it lowers it.
+func capThreads(n int, stderr io.Writer) int {
+	limit := maxThreadsPerCPU * runtime.NumCPU()
+	if n > limit {
+		fmt.Fprintf(stderr, "picolm: -j %d is over %d threads per CPU (%d CPUs); using %d\n", n, maxThreadsPerCPU, runtime.NumCPU(), limit)
+		return limit
+	}
+	return n
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -143,7 +164,10 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer f.Close()
-	m, err := engine.Load(f)
+	m, err := engine.LoadWith(f, engine.LoadOptions{SkipWeightCheck: o.noCheck})
+	if errors.Is(err, engine.ErrWeights) {
+		err = fmt.Errorf("%w (--no-check loads it anyway)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -157,14 +181,17 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 		name, c.Arch, c.Layers, c.Dim, c.Heads, c.KVHeads, c.VocabSize, sess.Context(), c.FileTypeStr, time.Since(t0).Milliseconds())
 
 	if !o.hasPrompt {
-		b, err := io.ReadAll(io.LimitReader(stdin, 16<<20))
+		p, err := readPrompt(stdin)
 		if err != nil {
-			return fmt.Errorf("reading the prompt from stdin: %w", err)
+			return err
 		}
-		o.prompt = strings.TrimRight(string(b), "\n")
+		o.prompt = strings.TrimRight(p, "\n")
 	}
 	var prompt []int
 	if o.chat {
+		if m.Chat().Family() == "" {
+			fmt.Fprintf(stderr, "picolm: %s has no chat template: --chat formats the prompt as a plain User:/Assistant: transcript\n", name)
+		}
 		if prompt, err = m.EncodeChat([]chat.Message{{Role: "user", Content: o.prompt}}); err != nil {
 			return fmt.Errorf("--chat: %s: %w", name, err)
 		}
@@ -223,15 +250,17 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 // reuses the positions the prompt shares with it); any problem is reported
 // and the run continues without it.
 func loadCache(sess *engine.Session, path string, stderr io.Writer) {
-	b, err := os.ReadFile(path)
+	b, err := readCacheFile(path, sess.CacheFileSize(sess.Context()))
 	if errors.Is(err, os.ErrNotExist) {
 		return
 	}
 	if err == nil {
-		_, err = sess.ReadCache(b)
+		if _, err = sess.ReadCache(b); err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "picolm: %s: %v; continuing without it\n", path, err)
+		fmt.Fprintf(stderr, "picolm: %v; continuing without it\n", err)
 		sess.Rewind(0)
 	}
 }
@@ -240,10 +269,10 @@ func saveCache(sess *engine.Session, path string, n int, stderr io.Writer) {
 	var buf bytes.Buffer
 	err := sess.WriteCache(&buf, n)
 	if err == nil {
-		err = os.WriteFile(path, buf.Bytes(), 0o644)
+		err = writeCacheFile(path, buf.Bytes())
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "picolm: saving the KV cache to %s: %v\n", path, err)
+		fmt.Fprintf(stderr, "picolm: saving the KV cache: %v\n", err)
 		return
 	}
 	fmt.Fprintf(stderr, "picolm: KV cache: saved %d prompt tokens to %s\n", n, path)

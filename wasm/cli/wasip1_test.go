@@ -15,6 +15,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // wasiCLI is the CLI built with GOOS=wasip1, run under wazero the way
@@ -56,13 +58,10 @@ func buildWASI(t *testing.T) *wasiCLI {
 // to the mount point.
 func (w *wasiCLI) run(t *testing.T, args []string, stdin string) (stdout, stderr string, code int) {
 	t.Helper()
-	abs, err := filepath.Abs(testdata)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := shareddata.Dir(t)
 	argv := []string{"picolm"}
 	for _, a := range args {
-		if rel, err := filepath.Rel(testdata, a); err == nil && !strings.HasPrefix(rel, "..") {
+		if rel, err := filepath.Rel(dir, a); err == nil && !strings.HasPrefix(rel, "..") {
 			a = "/testdata/" + filepath.ToSlash(rel)
 		}
 		argv = append(argv, a)
@@ -74,9 +73,9 @@ func (w *wasiCLI) run(t *testing.T, args []string, stdin string) (stdout, stderr
 		WithStdout(&out).
 		WithStderr(&errb).
 		WithFSConfig(wazero.NewFSConfig().
-			WithReadOnlyDirMount(abs, "/testdata").
+			WithReadOnlyDirMount(dir, "/testdata").
 			WithDirMount(w.scratch, "/work"))
-	_, err = w.rt.InstantiateModule(context.Background(), w.mod, cfg)
+	_, err := w.rt.InstantiateModule(context.Background(), w.mod, cfg)
 	var exit *sys.ExitError
 	switch {
 	case err == nil:
@@ -95,7 +94,7 @@ func TestWASIMatchesNative(t *testing.T) {
 	w := buildWASI(t)
 	n := 0
 	for _, c := range loadRefCases(t) {
-		if ok, _ := supported(t, c.path); !ok {
+		if ok, _ := supported(t, c.File); !ok {
 			continue
 		}
 		for _, args := range [][]string{c.args(), c.args()[:len(c.args())-1]} {

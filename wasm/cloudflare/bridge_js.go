@@ -3,8 +3,14 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
 	"syscall/js"
 )
 
@@ -42,7 +48,11 @@ const bodyHeader = "X-Picolm-Body"
 
 // persist serves h writing to the body stream the glue made for the request
 // (globalThis.picolmTakeBody). Without one (the stock syumai/workers glue)
-// it serves h as it is.
+// it serves h as it is. The request's context is cancelled when the glue's
+// stream is: the reader went away, or the glue gave up on the request
+// (REQUEST_TIMEOUT_MS); a request still waiting for a session then stops
+// waiting. A panic in h is answered with a 500 instead of ending the Go
+// program (see serve).
 func persist(h http.Handler) http.Handler {
 	take := js.Global().Get("picolmTakeBody")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,16 +60,24 @@ func persist(h http.Handler) http.Handler {
 		r.Header.Del(bodyHeader)
 		raw, ok := w.(rawResponse)
 		if !ok || id == "" || take.Type() != js.TypeFunction {
-			h.ServeHTTP(w, r)
+			serve(h, w, r)
 			return
 		}
 		body := take.Invoke(id)
 		if body.Type() != js.TypeObject {
-			h.ServeHTTP(w, r)
+			// The glue gave up on the request before it got here (it timed
+			// out, or its instance was replaced): nobody reads an answer.
+			// Answering through syumai/workers' own body instead would end
+			// the program when that body closes.
 			return
 		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
 		jw := &jsWriter{raw: raw, status: http.StatusOK, body: body, demand: make(chan struct{}, 1)}
 		jw.onDemand = js.FuncOf(func(js.Value, []js.Value) any {
+			if jw.body.Call("desired").Float() < 0 {
+				cancel()
+			}
 			select {
 			case jw.demand <- struct{}{}:
 			default:
@@ -68,8 +86,37 @@ func persist(h http.Handler) http.Handler {
 		})
 		body.Call("setDemandHandler", jw.onDemand)
 		defer jw.finish()
-		h.ServeHTTP(jw, r)
+		serve(h, jw, r.WithContext(ctx))
 	})
+}
+
+// serve runs h, and answers a panic in it as net/http does natively: logged
+// with its stack, the request answered with a 500 (or its event stream
+// ended with an error event) and the program going on. Under GOOS=js a
+// panic that reaches the top of a goroutine ends the Go program, and with it
+// every other request and the loaded model.
+func serve(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "picolm: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, p, debug.Stack())
+		msg, _ := json.Marshal(map[string]any{"error": map[string]any{
+			"message": fmt.Sprintf("internal error: %v", p), "type": "server_error", "param": nil, "code": "internal_error",
+		}})
+		if jw, ok := w.(*jsWriter); ok && jw.started {
+			if strings.HasPrefix(jw.Header().Get("Content-Type"), "text/event-stream") {
+				w.Write([]byte("data: " + string(msg) + "\n\n"))
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Del("Content-Length")
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write(append(msg, '\n'))
+	}()
+	h.ServeHTTP(w, r)
 }
 
 type jsWriter struct {

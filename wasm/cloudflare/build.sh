@@ -8,20 +8,32 @@
 #                          (fits the free plan's 3 MB gzip); the Worker
 #                          fetches its model from MODEL_URL or R2 on the
 #                          first request of each isolate
-#   sh build.sh [--free] DIR   into DIR instead
+#   sh build.sh --faults   into build-faults/: the model embedded and the
+#                          test-only /_fault/ routes (-tags picolmfaults,
+#                          faults_js.go) that take the Go instance down, for
+#                          the glue's restart tests (config-faults.capnp)
+#   sh build.sh [--free|--faults] DIR   into DIR instead
 #
 # wrangler runs it as the [build] command; config.capnp (build/) and
 # config-free.capnp (build-free/) embed the same files.
 set -eu
-cd "$(dirname "$0")"
-export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
+cd "$(dirname "$0")/../.."
+. scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
+cd wasm/cloudflare
 tags=
 out=build
-if [ "${1:-}" = --free ]; then
+case "${1:-}" in
+--free)
 	tags=nomodel
 	out=build-free
 	shift
-fi
+	;;
+--faults)
+	tags=picolmfaults
+	out=build-faults
+	shift
+	;;
+esac
 out="${1:-$out}"
 rm -rf "$out"
 mkdir -p "$out"

@@ -29,5 +29,7 @@ const picolmWorker :Workerd.Worker = (
     (name = "CONTEXT", text = "512"),
     (name = "SESSIONS", text = "4"),
     (name = "MAX_BODY_BYTES", text = "65536"),
+    (name = "REQUEST_TIMEOUT_MS", text = "300000"),
+    (name = "STALL_TIMEOUT_MS", text = "60000"),
   ],
 );

@@ -33,6 +33,13 @@ import (
 //	MODEL_R2_BUCKET     name of an R2 binding to read the GGUF from (with MODEL_R2_KEY)
 //	MODEL_R2_KEY        the object key in that bucket
 //	MODEL_MAX_BYTES     refuse a fetched model larger than this (default 80 MiB: a Worker has 128 MB)
+//
+// Two more are the glue's (glue/worker.mjs reads them; a bad value is
+// answered to every request):
+//
+//	REQUEST_TIMEOUT_MS  a request unanswered after this gets a 504, its stream an error event (default 300000)
+//	STALL_TIMEOUT_MS    an instance that made no progress for this long while a request waited
+//	                    on it is replaced (default 60000)
 type settings struct {
 	cfg           server.Config
 	modelURL      string
@@ -113,9 +120,6 @@ func newServer(b []byte, cfg server.Config, since time.Time) (*server.Server, er
 	m, err := engine.Load(f)
 	if err != nil {
 		return nil, fmt.Errorf("loading the model: %w", err)
-	}
-	if t, err := f.String("tokenizer.chat_template"); err == nil {
-		cfg.ChatTemplate = t
 	}
 	return server.New(m, cfg, time.Since(since))
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/apitest"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/server"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
 )
 
@@ -28,18 +29,11 @@ import (
 // first request is the cold one (instantiating the Go module and loading the
 // model). Expected texts come from the engine run natively in this process.
 func TestE2E(t *testing.T) {
-	base := os.Getenv("PICOLM_WORKER_URL")
-	if base == "" {
-		t.Skip("PICOLM_WORKER_URL not set: run scripts/test-workers.sh")
-	}
-	m := loadNative(t)
-	client := &http.Client{Timeout: 60 * time.Second}
+	base, m, client := worker(t, "PICOLM_WORKER_URL")
 
 	// Latency: the first request pays for the instance and the model; the
 	// later ones find both in place.
-	const prompt = "Once upon a time"
-	want := greedy(t, m, prompt, 32)
-	body := fmt.Sprintf(`{"prompt":%q,"max_tokens":32,"temperature":0}`, prompt)
+	want, body := greedyPair(t, m, "Once upon a time", 32)
 	if dir := os.Getenv("PICOLM_WORKER_MODEL_DIR"); dir != "" {
 		fetchRetry(t, client, base, body, dir)
 	}
@@ -199,6 +193,14 @@ func TestE2E(t *testing.T) {
 		if res.StatusCode != 200 || !json.Valid([]byte(textOf(t, b))) {
 			t.Errorf("json mode: %d %s", res.StatusCode, b)
 		}
+		// Within any budget: max_tokens 1 gets a digit (the built-in vocabulary has no "{}" token), 2-4 an
+		// object or array.
+		for n := 1; n <= 4; n++ {
+			res, b = post(t, client, base+"/v1/completions", fmt.Sprintf(`{"prompt":"Once","max_tokens":%d,"temperature":1,"seed":%d,"response_format":{"type":"json_object"}}`, n, n))
+			if res.StatusCode != 200 || !json.Valid([]byte(textOf(t, b))) {
+				t.Errorf("json mode, max_tokens %d: %d %s", n, res.StatusCode, b)
+			}
+		}
 	})
 
 	t.Run("Errors", func(t *testing.T) {
@@ -225,13 +227,7 @@ func TestE2E(t *testing.T) {
 			}
 			b, _ := io.ReadAll(res.Body)
 			res.Body.Close()
-			var e struct {
-				Error struct {
-					Message string `json:"message"`
-					Type    string `json:"type"`
-				} `json:"error"`
-			}
-			if res.StatusCode != tc.status || json.Unmarshal(b, &e) != nil || e.Error.Message == "" || e.Error.Type == "" {
+			if _, err := apitest.DecodeError(b); res.StatusCode != tc.status || err != nil {
 				t.Errorf("%s %s (%.40s): %d %s, want %d with an error object", tc.method, tc.path, tc.body, res.StatusCode, b, tc.status)
 			}
 		}
@@ -240,6 +236,57 @@ func TestE2E(t *testing.T) {
 			t.Errorf("after errors: %q", got)
 		}
 	})
+
+	// Issue 13: a 9 KB body nesting 4,500 arrays took the Go program down
+	// (and every later request got "Go program has already exited"); fields
+	// the API does not implement were ignored. Now each is a 400 naming the
+	// limit or the field, and the same instance goes on serving.
+	t.Run("Hostile", func(t *testing.T) {
+		before := health(t, client, base)
+		cases := hostileCases()
+		for _, tc := range cases {
+			res, b := post(t, client, base+tc.path, tc.body)
+			e, err := apitest.DecodeError(b)
+			if res.StatusCode != 400 || err != nil || e.Param() != tc.param || !strings.Contains(e.Error.Message, tc.says) {
+				t.Errorf("%s: %d %s, want 400 with param %q saying %q", tc.name, res.StatusCode, b, tc.param, tc.says)
+			}
+		}
+		after := health(t, client, base)
+		if after.Status != "ok" || after.Instance.LoadMS != before.Instance.LoadMS || after.Instance.Requests != before.Instance.Requests+uint64(len(cases))+1 {
+			t.Errorf("the instance did not survive: before %+v, after %+v", before.Instance, after.Instance)
+		}
+		if got := completion(t, client, base, body); got != want {
+			t.Errorf("after the hostile requests: %q, want %q", got, want)
+		}
+	})
+}
+
+type hostileCase struct {
+	name, path, body, param, says string
+}
+
+// hostileCases are issue 13's reproducers of items 1 and 7, each answered
+// with a 400 naming param.
+func hostileCases() []hostileCase {
+	const cmpl, chat = "/v1/completions", "/v1/chat/completions"
+	nest := func(depth int, open, close, inner string) string {
+		return `{"prompt":"Once","max_tokens":2,"a":` + strings.Repeat(open, depth) + inner + strings.Repeat(close, depth) + `}`
+	}
+	return []hostileCase{
+		{"4,500 nested arrays", cmpl, nest(4500, "[", "]", ""), "a", "the limit is 64 levels"},
+		{"5,000 nested objects", cmpl, nest(5000, `{"a":`, "}", "1"), "a", "the limit is 64 levels"},
+		{"nested messages", chat, `{"messages":[{"role":"user","content":` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}]}`, "messages", "the limit is 64 levels"},
+		{"logprobs", cmpl, `{"prompt":"Once","logprobs":5}`, "logprobs", "not supported"},
+		{"top_logprobs", chat, `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":2}`, "logprobs", "not supported"},
+		{"echo", cmpl, `{"prompt":"Once","echo":true}`, "echo", "not supported"},
+		{"best_of", cmpl, `{"prompt":"Once","best_of":3}`, "best_of", "not supported"},
+		{"suffix", cmpl, `{"prompt":"Once","suffix":"The end."}`, "suffix", "not supported"},
+		{"tools", chat, `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, "tools", "not supported"},
+		{"frequency_penalty string", cmpl, `{"prompt":"Once","frequency_penalty":"x"}`, "frequency_penalty", "wrong type"},
+		{"temperature 1e309", cmpl, `{"prompt":"Once","temperature":1e309}`, "temperature", "out of range"},
+		{"n 5", cmpl, `{"prompt":"Once","n":5}`, "n", "n must be 1"},
+		{"unknown field", cmpl, `{"prompt":"Once","repeat_penalty":1.1}`, "repeat_penalty", "unknown field"},
+	}
 }
 
 // fetchRetry: the free-plan bundle (no embedded model) fetches MODEL_URL,
@@ -253,10 +300,8 @@ func fetchRetry(t *testing.T, c *http.Client, base, body, dir string) {
 		t.Fatalf("PICOLM_WORKER_MODEL_DIR needs PICOLM_WORKER_MODEL_SOURCE, the MODEL_URL, not %q", src)
 	}
 	res, b := post(t, c, base+"/v1/completions", body)
-	var e struct {
-		Error struct{ Message string } `json:"error"`
-	}
-	if res.StatusCode != http.StatusInternalServerError || json.Unmarshal(b, &e) != nil ||
+	e, err := apitest.DecodeError(b)
+	if res.StatusCode != http.StatusInternalServerError || err != nil ||
 		!strings.Contains(e.Error.Message, src) || !strings.Contains(e.Error.Message, "404") {
 		t.Fatalf("model missing at %s: got %d %s, want 500 naming the URL and its 404", src, res.StatusCode, b)
 	}
@@ -265,6 +310,28 @@ func fetchRetry(t *testing.T, c *http.Client, base, body, dir string) {
 	if err := os.WriteFile(dir+"/"+name, defaultmodel.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// worker returns the Worker's URL, from the environment variable env (the
+// test is skipped without it: scripts/test-workers.sh sets it), the model
+// loaded natively for the expected texts, and a client.
+func worker(t *testing.T, env string) (string, *engine.Model, *http.Client) {
+	base := os.Getenv(env)
+	if base == "" {
+		t.Skipf("%s not set: run scripts/test-workers.sh", env)
+	}
+	return base, loadNative(t), &http.Client{Timeout: 60 * time.Second}
+}
+
+// greedyPair is the engine's greedy text of n tokens after prompt, and the
+// completions request that asks the Worker for it.
+func greedyPair(t *testing.T, m *engine.Model, prompt string, n int) (want, body string) {
+	return greedy(t, m, prompt, n), greedyBody(prompt, n, false)
+}
+
+// greedyBody is a completions request for n greedy tokens after prompt.
+func greedyBody(prompt string, n int, stream bool) string {
+	return fmt.Sprintf(`{"prompt":%q,"max_tokens":%d,"temperature":0,"stream":%v}`, prompt, n, stream)
 }
 
 func loadNative(t *testing.T) *engine.Model {
@@ -332,94 +399,23 @@ func completion(t *testing.T, c *http.Client, base, body string) string {
 	return textOf(t, b)
 }
 
-type healthDoc struct {
-	Model struct {
-		Source    string `json:"source"`
-		Layers    int    `json:"layers"`
-		VocabSize int    `json:"vocab_size"`
-	} `json:"model"`
-	Instance struct {
-		UptimeMS int64  `json:"uptime_ms"`
-		LoadMS   int64  `json:"model_load_ms"`
-		Requests uint64 `json:"requests"`
-	} `json:"instance"`
-}
-
-func health(t *testing.T, c *http.Client, base string) healthDoc {
+func health(t *testing.T, c *http.Client, base string) server.Health {
 	t.Helper()
 	_, b := get(t, c, base+"/health", "")
-	var h healthDoc
+	var h server.Health
 	if err := json.Unmarshal(b, &h); err != nil {
 		t.Fatalf("%v: %s", err, b)
 	}
 	return h
 }
 
-type choiceDoc struct {
-	Choices []struct {
-		Text    *string `json:"text"`
-		Message *struct {
-			Content string `json:"content"`
-		} `json:"message"`
-		Delta *struct {
-			Content *string `json:"content"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-}
-
-func (d choiceDoc) text() string {
-	if len(d.Choices) == 0 {
-		return ""
-	}
-	c := d.Choices[0]
-	switch {
-	case c.Text != nil:
-		return *c.Text
-	case c.Message != nil:
-		return c.Message.Content
-	case c.Delta != nil && c.Delta.Content != nil:
-		return *c.Delta.Content
-	}
-	return ""
-}
-
 func textOf(t *testing.T, b []byte) string {
 	t.Helper()
-	var d choiceDoc
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	return d.text()
+	return apitest.MustCompletion(t, b).Text()
 }
 
 func parseSSE(t *testing.T, b []byte) (text, finish string, chunks int) {
 	t.Helper()
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	done := false
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		if data == "[DONE]" {
-			done = true
-			continue
-		}
-		var d choiceDoc
-		if err := json.Unmarshal([]byte(data), &d); err != nil {
-			t.Fatalf("%v: %s", err, data)
-		}
-		if tx := d.text(); tx != "" {
-			text += tx
-			chunks++
-		}
-		if len(d.Choices) > 0 && d.Choices[0].FinishReason != nil {
-			finish = *d.Choices[0].FinishReason
-		}
-	}
-	if !done {
-		t.Errorf("no [DONE] in %q", b)
-	}
-	return
+	st := apitest.MustStream(t, b)
+	return st.Text, st.Finish, st.Chunks
 }

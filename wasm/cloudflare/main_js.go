@@ -45,7 +45,7 @@ func main() {
 			fmt.Fprintf(w, "{\"error\":{\"message\":%q,\"type\":\"server_error\",\"param\":null,\"code\":\"model_unavailable\"}}\n", msg)
 		})
 	}
-	workers.ServeNonBlock(persist(h))
+	workers.ServeNonBlock(persist(withFaults(h)))
 	workers.Ready()
 	select {}
 }

@@ -18,7 +18,7 @@ before(async () => {
   mkdirSync(artifacts, { recursive: true });
   server = await startServer();
   // A copy of the built-in model carrying a Zephyr chat template, for chat mode.
-  execFileSync("go", ["run", "./wasm/browser/worker/internal/mkmodel", "-chat", "zephyr", "-o", join(server.models, "stories-zephyr.gguf")], { cwd: root, stdio: "inherit", env: { ...process.env, GOTOOLCHAIN: "go1.27.3" } });
+  mkmodel(join(server.models, "stories-zephyr.gguf"), "-chat", "zephyr");
   browser = await launch();
 });
 
@@ -26,6 +26,21 @@ after(async () => {
   if (browser) await browser.close();
   if (server) server.stop();
 });
+
+// apiPage opens the JS API test page (web/test/api.html) and collects its uncaught errors.
+async function apiPage(context) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${server.url}web/test/api.html`);
+  await page.waitForFunction(() => window.ready);
+  return { page, errors };
+}
+
+// mkmodel writes a test model with wasm/browser/worker/internal/mkmodel.
+function mkmodel(out, ...args) {
+  execFileSync("go", ["run", "./wasm/browser/worker/internal/mkmodel", ...args, "-o", out], { cwd: root, stdio: "inherit" }); // GOTOOLCHAIN from scripts/test-browser.sh
+}
 
 async function fresh() {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -235,11 +250,7 @@ test("the JS API from a separate page (README example)", async () => {
   ftruncateSync(fd, 4.5e9);
   closeSync(fd);
   try {
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`${server.url}web/test/api.html`);
-    await page.waitForFunction(() => window.ready);
+    const { page, errors } = await apiPage(context);
 
     const ref = references[0];
     const r = await page.evaluate((p) => window.runExample(p), ref.prompt);
@@ -278,11 +289,7 @@ test("a model split over 2 Workers generates what 1 Worker does", async () => {
   const bad = join(server.models, "split-bad.gguf");
   writeFileSync(bad, "GGUF\x03\x00\x00\x00garbage");
   try {
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`${server.url}web/test/api.html`);
-    await page.waitForFunction(() => window.ready);
+    const { page, errors } = await apiPage(context);
     // A short prompt, and one longer than a prefill batch (16 tokens).
     const prompts = ["Once upon a time", references[1].prompt + " The little dog ran to the park and saw a big red ball under the tree"];
     const r = await page.evaluate(([u, p, b]) => window.runSplit(u, p, b),
@@ -304,6 +311,33 @@ test("a model split over 2 Workers generates what 1 Worker does", async () => {
   } finally {
     for (const n of names) rmSync(join(server.models, "split-" + n), { force: true });
     rmSync(bad, { force: true });
+    await context.close();
+  }
+});
+
+test("JSON within any budget, and a model with a NaN weight refused (issue 13)", async () => {
+  const context = await browser.newContext();
+  const tinyURL = "json-tiny.gguf", nanURL = "nan-norm.gguf";
+  copyFileSync(tiny, join(server.models, tinyURL));
+  // The built-in model with a NaN in a norm: it used to load and print token 0 at every step.
+  mkmodel(join(server.models, nanURL), "-nan", "blk.1.attn_norm.weight:9");
+  try {
+    const { page, errors } = await apiPage(context);
+    // json: true with maxTokens 1-4 prints one complete value on both vocabularies (it printed "[" at 1).
+    const runs = await page.evaluate((u) => window.runJSONBudgets(u), [null, `${server.url}test-models/${tinyURL}`]);
+    assert.equal(runs.length, 2 * 4 * 4);
+    for (const r of runs) {
+      assert.doesNotThrow(() => JSON.parse(r.text), `${r.url ?? "built-in"} maxTokens ${r.n} seed ${r.seed}: ${JSON.stringify(r.text)}`);
+      assert.ok(r.generated >= 1 && r.generated <= r.n, `${r.generated} tokens for maxTokens ${r.n}`);
+    }
+    const e = await page.evaluate((u) => window.loadErrors(u), `${server.url}test-models/${nanURL}`);
+    for (const workers of ["1", "2"]) {
+      assert.match(e[workers], /NaN or infinite weight: blk\.1\.attn_norm\.weight \(F32\) block 9 of 64: element 9 is NaN/, `${workers} workers: ${e[workers]}`);
+    }
+    assert.deepEqual(errors, []);
+  } finally {
+    rmSync(join(server.models, tinyURL), { force: true });
+    rmSync(join(server.models, nanURL), { force: true });
     await context.close();
   }
 });

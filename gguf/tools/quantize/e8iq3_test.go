@@ -5,13 +5,14 @@ import (
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // TestE8IQ3FileType: quantizing to picoLM's E8_IQ3 writes the extension key
 // so the file parses (without it the parser refuses the type id), and the
 // weight matrices are E8_IQ3 except the output (Q6_K, as for other types).
 func TestE8IQ3FileType(t *testing.T) {
-	f := open(t, synthDir+"synth-small-F32.gguf")
+	f := open(t, shareddata.Path(t, "synth/synth-small-F32.gguf"))
 	b := quantizeBytes(t, f, "E8_IQ3", Options{})
 	g, err := gguf.Parse(b)
 	if err != nil {

@@ -12,9 +12,8 @@ import (
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
-
-const synthDir = "../../../../shared/testdata/synth/"
 
 func open(t testing.TB, path string) *gguf.File {
 	t.Helper()
@@ -52,11 +51,11 @@ func quantizeBytes(t testing.TB, f *gguf.File, ftName string, o Options) []byte 
 // shapes and types, byte-identical tensor data, same metadata; in fact the
 // whole file is identical.
 func TestMatchesLlamaQuantize(t *testing.T) {
-	src := open(t, synthDir+"synth-small-F32.gguf")
+	src := open(t, shareddata.Path(t, "synth/synth-small-F32.gguf"))
 	for _, name := range []string{"Q4_K_M", "Q4_0", "Q8_0", "Q6_K", "IQ4_XS"} {
 		t.Run(name, func(t *testing.T) {
 			got := quantizeBytes(t, src, name, Options{Threads: 2})
-			want, err := os.ReadFile(synthDir + "synth-small-" + name + ".gguf")
+			want, err := os.ReadFile(shareddata.Path(t, "synth/synth-small-"+name+".gguf"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,8 +312,8 @@ func TestQuantizeFileErrors(t *testing.T) {
 	}{
 		{bad, Options{}, gguf.ErrTruncated},
 		{filepath.Join(dir, "missing.gguf"), Options{}, os.ErrNotExist},
-		{"../../../../shared/testdata/ggml-vocab-llama-spm.gguf", Options{}, ErrNotModel},
-		{synthDir + "synth-small-Q8_0.gguf", Options{}, ErrRequantize},
+		{shareddata.Path(t, "ggml-vocab-llama-spm.gguf"), Options{}, ErrNotModel},
+		{shareddata.Path(t, "synth/synth-small-Q8_0.gguf"), Options{}, ErrRequantize},
 	} {
 		if _, err := QuantizeFile(c.in, out, ft, c.o); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.in, err, c.want)
@@ -325,7 +324,7 @@ func TestQuantizeFileErrors(t *testing.T) {
 		}
 	}
 	// Writing to a directory that does not exist.
-	if _, err := QuantizeFile(synthDir+"synth-small-F32.gguf", filepath.Join(dir, "no", "out.gguf"), ft, Options{}); err == nil {
+	if _, err := QuantizeFile(shareddata.Path(t, "synth/synth-small-F32.gguf"), filepath.Join(dir, "no", "out.gguf"), ft, Options{}); err == nil {
 		t.Error("no error for an output in a missing directory")
 	}
 	// Same file.
@@ -364,7 +363,7 @@ func TestRequantize(t *testing.T) {
 	dir := t.TempDir()
 	ft, _ := ParseFileType("Q4_0")
 	out := filepath.Join(dir, "q4.gguf")
-	if _, err := QuantizeFile(synthDir+"synth-small-Q8_0.gguf", out, ft, Options{AllowRequantize: true}); err != nil {
+	if _, err := QuantizeFile(shareddata.Path(t, "synth/synth-small-Q8_0.gguf"), out, ft, Options{AllowRequantize: true}); err != nil {
 		t.Fatal(err)
 	}
 	f := open(t, out)
@@ -373,7 +372,7 @@ func TestRequantize(t *testing.T) {
 			t.Errorf("%s is %v", tn.Name, tn.Type)
 		}
 	}
-	src := open(t, synthDir+"synth-small-Q8_0.gguf")
+	src := open(t, shareddata.Path(t, "synth/synth-small-Q8_0.gguf"))
 	got, err := gguf.Parse(quantizeBytes(t, src, "Q8_0", Options{}))
 	if err != nil {
 		t.Fatal(err)

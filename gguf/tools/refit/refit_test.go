@@ -12,13 +12,12 @@ import (
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/quant"
 	"github.com/picolm/picolm-wasm/quant/codebook"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
-
-const testdata = "../../../../shared/testdata/"
 
 func read(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(testdata + name)
+	b, err := os.ReadFile(shareddata.Path(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +191,7 @@ func teacherOf(t *testing.T, sf *gguf.File, path string) {
 // the teacher, the output is the student file byte for byte.
 func TestFileNothingToChange(t *testing.T) {
 	dir := t.TempDir()
-	student := testdata + "synth/synth-small-IQ4_XS.gguf"
+	student := shareddata.Path(t, "synth/synth-small-IQ4_XS.gguf")
 	teacherOf(t, openFile(t, student), filepath.Join(dir, "teacher.gguf"))
 	out := filepath.Join(dir, "out.gguf")
 	stats, err := File(filepath.Join(dir, "teacher.gguf"), student, out, Options{})
@@ -231,11 +230,11 @@ func must[T any](x T, err error) T {
 func TestFilePair(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.gguf")
-	stats, err := File(testdata+"synth/synth-small-F32.gguf", testdata+"synth/synth-small-IQ4_XS.gguf", out, Options{})
+	stats, err := File(shareddata.Path(t, "synth/synth-small-F32.gguf"), shareddata.Path(t, "synth/synth-small-IQ4_XS.gguf"), out, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf := openFile(t, testdata+"synth/synth-small-IQ4_XS.gguf")
+	sf := openFile(t, shareddata.Path(t, "synth/synth-small-IQ4_XS.gguf"))
 	of := openFile(t, out)
 	if len(of.Bytes()) != len(sf.Bytes()) {
 		t.Fatalf("size %d, student %d", len(of.Bytes()), len(sf.Bytes()))
@@ -288,9 +287,9 @@ func TestFilePair(t *testing.T) {
 func TestFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.gguf")
-	student := testdata + "synth/synth-small-IQ4_XS.gguf"
+	student := shareddata.Path(t, "synth/synth-small-IQ4_XS.gguf")
 	// A quantised teacher.
-	if _, err := File(testdata+"synth/synth-small-Q8_0.gguf", student, out, Options{}); !errors.Is(err, ErrTeacher) {
+	if _, err := File(shareddata.Path(t, "synth/synth-small-Q8_0.gguf"), student, out, Options{}); !errors.Is(err, ErrTeacher) {
 		t.Errorf("Q8_0 teacher: %v", err)
 	}
 	// Another model as teacher: missing tensors or other shapes.
@@ -310,10 +309,10 @@ func TestFileErrors(t *testing.T) {
 	if _, err := File(bad, student, out, Options{}); !errors.Is(err, ErrMismatch) {
 		t.Errorf("mismatched teacher: %v", err)
 	}
-	if _, err := File(testdata+"synth/synth-small-F32.gguf", student, student, Options{}); !errors.Is(err, ErrSameFile) {
+	if _, err := File(shareddata.Path(t, "synth/synth-small-F32.gguf"), student, student, Options{}); !errors.Is(err, ErrSameFile) {
 		t.Errorf("out = student: %v", err)
 	}
-	if _, err := File(testdata+"synth/nonexistent.gguf", student, out, Options{}); err == nil {
+	if _, err := File(shareddata.Path(t, "synth/nonexistent.gguf"), student, out, Options{}); err == nil {
 		t.Error("missing teacher: no error")
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {

@@ -8,6 +8,7 @@ import (
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // e8Model converts the F32 synth-small model: every 2-D tensor whose rows
@@ -39,7 +40,7 @@ func e8Model(t *testing.T, f *gguf.File, typ quant.Type) []byte {
 // first logits follow the F32 model's, and each tensor's RMSE is logged
 // beside IQ4_XS and Q3_K on the same weights.
 func TestE8IQ3Engine(t *testing.T) {
-	f, err := gguf.Open(testdata + "synth/synth-small-F32.gguf")
+	f, err := gguf.Open(shareddata.Path(t, "synth/synth-small-F32.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,13 +15,12 @@ import (
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/quant"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
-
-const testdata = "../../../../shared/testdata/"
 
 func vocab(t testing.TB, name string) *gguf.File {
 	t.Helper()
-	f, err := gguf.Open(testdata + name)
+	f, err := gguf.Open(shareddata.Path(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
@@ -55,19 +56,16 @@ type ModelInfo struct {
 	TrainCtx     int
 	Context      int    // KV cache positions of the session
 	FileType     string // weight types present
-	ChatTemplate string // the recognised template family ("" = plain completion)
+	ChatTemplate string // the chat template's family (chat.Formatter.Family; "" = the plain transcript)
 	BuiltIn      bool
 	Workers      int // instances the model is split over (1: whole)
 }
-
-// Message is one chat turn.
-type Message struct{ Role, Content string }
 
 // GenerateRequest is one generation the page asks for. Exactly one of Prompt
 // and Messages is used: Messages when non-empty.
 type GenerateRequest struct {
 	Prompt      string
-	Messages    []Message
+	Messages    []chat.Message
 	MaxTokens   int
 	Temperature float32
 	TopP        float32
@@ -108,7 +106,6 @@ type Worker struct {
 	model *engine.Model
 	sess  *engine.Session
 	info  ModelInfo
-	chat  chatFormatter
 
 	running atomic.Bool
 	stop    atomic.Bool
@@ -243,7 +240,6 @@ func (w *Worker) open(f *gguf.File, name string, size int64, o engine.LoadOption
 		return fail(err)
 	}
 	w.file, w.model, w.sess = f, m, s
-	w.chat = newChatFormatter(f, m)
 	c := &m.Config
 	w.info = ModelInfo{
 		Name:         name,
@@ -257,7 +253,7 @@ func (w *Worker) open(f *gguf.File, name string, size int64, o engine.LoadOption
 		TrainCtx:     c.TrainCtx,
 		Context:      s.Context(),
 		FileType:     c.FileTypeStr,
-		ChatTemplate: w.chat.name(),
+		ChatTemplate: m.Chat().Family(),
 		Workers:      1 + len(peers),
 	}
 	if c.Name != "" {
@@ -283,7 +279,6 @@ func (w *Worker) Unload() {
 	w.buf, w.filled, w.name = nil, 0, ""
 	w.file, w.model, w.sess = nil, nil, nil
 	w.info = ModelInfo{}
-	w.chat = chatFormatter{}
 }
 
 // Stop asks the running generation to end after the current token. It is
@@ -295,8 +290,8 @@ func (w *Worker) Stop() {
 }
 
 // Prompt returns the text a request turns into: the prompt as given, or in
-// chat mode the chat template's output (without a leading BOS text: the
-// tokenizer adds BOS).
+// chat mode the messages formatted by the model's chat formatter (without a
+// BOS the template writes first when the tokenizer adds one itself).
 func (w *Worker) Prompt(r *GenerateRequest) (string, error) {
 	if w.model == nil {
 		return "", ErrNoModel
@@ -304,7 +299,7 @@ func (w *Worker) Prompt(r *GenerateRequest) (string, error) {
 	if len(r.Messages) == 0 {
 		return r.Prompt, nil
 	}
-	return w.chat.format(r.Messages)
+	return w.model.Chat().Format(r.Messages)
 }
 
 // Generate runs one request, calling emit for every token (emit returning

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,39 +8,9 @@ import (
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine/chat"
-	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
 )
-
-const testdata = "../../../../shared/testdata/"
-
-type reference struct {
-	Prompt       string `json:"prompt"`
-	NPredict     int    `json:"n_predict"`
-	Continuation string `json:"continuation"`
-}
-
-func references(t *testing.T) []reference {
-	f, err := os.Open(testdata + "reference/stories260K-greedy.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var refs []reference
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r reference
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		refs = append(refs, r)
-	}
-	if len(refs) == 0 {
-		t.Fatal("no reference prompts")
-	}
-	return refs
-}
 
 func collect(t *testing.T, w *Worker, r GenerateRequest) (string, Done) {
 	t.Helper()
@@ -71,7 +40,7 @@ func TestBuiltinGreedyMatchesLlamaCpp(t *testing.T) {
 	if !info.BuiltIn || info.VocabSize != 512 || info.Context != min(DefaultContext, info.TrainCtx) {
 		t.Errorf("info = %+v", info)
 	}
-	for _, ref := range references(t) {
+	for _, ref := range shareddata.References(t, "reference/stories260K-greedy.jsonl") {
 		got, d := collect(t, w, GenerateRequest{Prompt: ref.Prompt, MaxTokens: ref.NPredict})
 		if got != strings.TrimSuffix(ref.Continuation, "\n") && got != ref.Continuation {
 			t.Errorf("%q:\n got %q\nwant %q", ref.Prompt, got, ref.Continuation)
@@ -102,7 +71,7 @@ func TestTooLargeRefusedBeforeAllocating(t *testing.T) {
 // A file streamed in uneven chunks loads and the model stays a view into the
 // one buffer that Begin allocated.
 func TestStreamedLoad(t *testing.T) {
-	b, err := os.ReadFile(testdata + "llama-2-tiny-random.gguf")
+	b, err := os.ReadFile(shareddata.Path(t, "llama-2-tiny-random.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,21 +221,15 @@ func TestBadParams(t *testing.T) {
 // withTemplate is the built-in model with a builtin chat template added.
 func withTemplate(t *testing.T, family string) []byte {
 	t.Helper()
-	f, err := gguf.Parse(defaultmodel.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, ok := chat.Builtin(family)
+	src, ok := chat.Builtin(family)
 	if !ok {
 		t.Fatalf("no builtin %s", family)
 	}
-	kv := append([]gguf.KeyValue{}, f.KV...)
-	kv = append(kv, gguf.KeyValue{Key: "tokenizer.chat_template", Value: gguf.String(tmpl.Source())})
-	var b strings.Builder
-	if err := gguf.Write(&b, kv, f.Tensors, 0); err != nil {
+	b, err := defaultmodel.WithChatTemplate(src)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return []byte(b.String())
+	return b
 }
 
 func load(t *testing.T, w *Worker, name string, b []byte) ModelInfo {
@@ -287,7 +250,7 @@ func load(t *testing.T, w *Worker, name string, b []byte) ModelInfo {
 }
 
 func TestChatTemplates(t *testing.T) {
-	msgs := []Message{{"user", "Hi there"}, {"assistant", "Hello!"}, {"user", "Tell a story"}}
+	msgs := []chat.Message{{Role: "user", Content: "Hi there"}, {Role: "assistant", Content: "Hello!"}, {Role: "user", Content: "Tell a story"}}
 	for family, want := range map[string]string{
 		"zephyr": "<|user|>\nHi there</s>\n<|assistant|>\nHello!</s>\n<|user|>\nTell a story</s>\n<|assistant|>\n",
 		"chatml": "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nTell a story<|im_end|>\n<|im_start|>assistant\n",
@@ -312,7 +275,7 @@ func TestChatTemplates(t *testing.T) {
 	}
 }
 
-// Without a chat template the turns are joined as plain text.
+// Without a chat template the turns are formatted as the plain transcript.
 func TestChatWithoutTemplate(t *testing.T) {
 	w := New()
 	info, err := w.LoadDefault()
@@ -322,8 +285,8 @@ func TestChatWithoutTemplate(t *testing.T) {
 	if info.ChatTemplate != "" {
 		t.Errorf("stories260K has a chat template %q", info.ChatTemplate)
 	}
-	got, err := w.Prompt(&GenerateRequest{Messages: []Message{{"user", "Once upon"}, {"assistant", " a time"}}})
-	if err != nil || got != "Once upon a time" {
+	got, err := w.Prompt(&GenerateRequest{Messages: []chat.Message{{Role: "user", Content: "Once upon"}, {Role: "assistant", Content: "a time"}, {Role: "user", Content: "Go on"}}})
+	if err != nil || got != "User: Once upon\nAssistant: a time\nUser: Go on\nAssistant:" {
 		t.Errorf("got %q, %v", got, err)
 	}
 }

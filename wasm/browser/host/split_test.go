@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
 // chanPeer reaches a Shard served by a goroutine (the browser's transport is
@@ -39,7 +40,7 @@ func (p *chanPeer) Wait() error { return <-p.done }
 // a shard) generates what the whole model does, and a shard of another model
 // is refused, leaving no model loaded.
 func TestLoadSplit(t *testing.T) {
-	b, err := os.ReadFile(testdata + "tinyllamas-stories-260k-q8_0.gguf")
+	b, err := os.ReadFile(shareddata.Path(t, "tinyllamas-stories-260k-q8_0.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestLoadSplit(t *testing.T) {
 		t.Fatalf("split model: %q\nwhole model: %q", got, want)
 	}
 
-	other, err := os.ReadFile(testdata + "stories260K.gguf")
+	other, err := os.ReadFile(shareddata.Path(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

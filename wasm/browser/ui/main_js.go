@@ -235,7 +235,7 @@ func (u *ui) showModel() {
 	if t := i.Get("chatTemplate").String(); t != "" {
 		u.setText("chat-note", "chat template: "+t)
 	} else {
-		u.setText("chat-note", "no chat template: chat turns are joined as plain text")
+		u.setText("chat-note", "no chat template: chat turns are sent as a plain User:/Assistant: transcript")
 	}
 	u.showMemory(u.model.Get("memory"))
 }

@@ -25,6 +25,7 @@ import (
 	"syscall/js"
 	"time"
 
+	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/wasm/browser/host"
 )
 
@@ -267,7 +268,7 @@ func (b *bridge) generate(msg js.Value) {
 	if ms := msg.Get("messages"); ms.Type() == js.TypeObject {
 		for i := range ms.Length() {
 			m := ms.Index(i)
-			r.Messages = append(r.Messages, host.Message{Role: str(m.Get("role")), Content: str(m.Get("content"))})
+			r.Messages = append(r.Messages, chat.Message{Role: str(m.Get("role")), Content: str(m.Get("content"))})
 		}
 	}
 	last := time.Now()

@@ -7,6 +7,8 @@ package app
 import (
 	"fmt"
 	"strings"
+
+	"github.com/picolm/picolm-wasm/engine/chat"
 )
 
 // Action is what a key press asks for.
@@ -29,21 +31,18 @@ func Shortcut(key string, ctrl, meta, alt, shift bool) Action {
 	return None
 }
 
-// Message is one chat turn.
-type Message struct{ Role, Content string }
-
 // Conversation is the chat mode's history.
 type Conversation struct {
-	msgs []Message
+	msgs []chat.Message
 }
 
 // Messages returns the turns so far. Do not modify.
-func (c *Conversation) Messages() []Message { return c.msgs }
+func (c *Conversation) Messages() []chat.Message { return c.msgs }
 
 // Ask appends a user turn and an empty assistant turn that Append fills, and
 // returns the turns to send (every turn but the empty assistant one).
-func (c *Conversation) Ask(text string) []Message {
-	c.msgs = append(c.msgs, Message{Role: "user", Content: text}, Message{Role: "assistant"})
+func (c *Conversation) Ask(text string) []chat.Message {
+	c.msgs = append(c.msgs, chat.Message{Role: "user", Content: text}, chat.Message{Role: "assistant"})
 	return c.msgs[:len(c.msgs)-1]
 }
 

@@ -3,6 +3,8 @@ package app
 import (
 	"reflect"
 	"testing"
+
+	"github.com/picolm/picolm-wasm/engine/chat"
 )
 
 func TestShortcut(t *testing.T) {
@@ -28,14 +30,14 @@ func TestShortcut(t *testing.T) {
 func TestConversation(t *testing.T) {
 	var c Conversation
 	sent := c.Ask("Hi")
-	if !reflect.DeepEqual(sent, []Message{{"user", "Hi"}}) {
+	if !reflect.DeepEqual(sent, []chat.Message{{Role: "user", Content: "Hi"}}) {
 		t.Fatalf("first ask sends %v", sent)
 	}
 	c.Append("Hel")
 	c.Append("lo")
 	c.Finish(true)
 	sent = c.Ask("More")
-	want := []Message{{"user", "Hi"}, {"assistant", "Hello"}, {"user", "More"}}
+	want := []chat.Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: "Hello"}, {Role: "user", Content: "More"}}
 	if !reflect.DeepEqual(sent, want) {
 		t.Fatalf("second ask sends %v", sent)
 	}

@@ -13,44 +13,35 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/engine/sample"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 )
 
-// request is the union of the completions and chat-completions bodies.
-// Pointer fields tell "absent" from zero. Fields OpenAI defines that this
-// server does not use (frequency_penalty, logit_bias, user, ...) are ignored.
+// request is the union of the completions and chat-completions bodies, as
+// readRequest reads it (after checkFields has refused the fields the
+// endpoint does not take or implement). Pointer fields tell "not given"
+// (absent or null) from zero.
 type request struct {
-	Model               string          `json:"model"`
-	Prompt              json.RawMessage `json:"prompt"`   // completions: a string or an array of one string
-	Messages            json.RawMessage `json:"messages"` // chat: [{role, content}]
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Temperature         *float64        `json:"temperature"`
-	TopP                *float64        `json:"top_p"`
-	TopK                *int            `json:"top_k"` // extension (llama.cpp server)
-	MinP                *float64        `json:"min_p"` // extension (llama.cpp server)
-	Seed                *int64          `json:"seed"`
-	Stop                json.RawMessage `json:"stop"` // a string or an array of strings
-	Stream              bool            `json:"stream"`
+	Model               string
+	Prompt              json.RawMessage // completions: a string or an array of one string
+	Messages            json.RawMessage // chat: [{role, content}]
+	MaxTokens           *int
+	MaxCompletionTokens *int
+	Temperature         *float64
+	TopP                *float64
+	TopK                *int     // extension (llama.cpp server)
+	MinP                *float64 // extension (llama.cpp server)
+	Seed                *int64
+	Stop                json.RawMessage // a string or an array of strings
+	Stream              bool
 	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
+		IncludeUsage bool
+	}
 	ResponseFormat *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
-	N *int `json:"n"`
-}
-
-// Message is one chat message. Content is a string or an array of
-// {"type":"text","text":...} parts, which are concatenated.
-type Message struct {
-	Role    string
-	Content string
-}
-
-type wireMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+		Type string
+	}
+	N *int
 }
 
 // apiError is an OpenAI error object with its HTTP status.
@@ -100,19 +91,16 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		}
 		return nil, badRequest("", "reading the request body: %v", err)
 	}
-	var req request
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&req); err != nil {
-		return nil, jsonError(err)
+	top, aerr := decodeBody(body)
+	if aerr != nil {
+		return nil, aerr
 	}
-	if dec.More() {
-		return nil, badRequest("", "malformed JSON: more data after the request object")
+	if aerr := checkFields(top, chat); aerr != nil {
+		return nil, aerr
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, badRequest("", "malformed JSON: more data after the request object")
-	}
-	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) || len(bytes.TrimSpace(body)) == 0 {
-		return nil, badRequest("", "the request body must be a JSON object")
+	req, aerr := readRequest(top)
+	if aerr != nil {
+		return nil, aerr
 	}
 
 	if req.Model != "" && req.Model != s.cfg.ModelID {
@@ -199,27 +187,16 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 	// The prompt.
 	tk := s.m.Tokenizer
 	if chat {
-		if len(req.Prompt) > 0 && string(req.Prompt) != "null" {
-			return nil, badRequest("prompt", "chat completions take messages, not prompt")
-		}
 		msgs, perr := parseMessages(req.Messages)
 		if perr != nil {
 			return nil, perr
 		}
-		text, err := s.cfg.Chat(msgs, tk.Text(tk.BOS()), tk.Text(tk.EOS()))
+		text, err := s.m.Chat().Format(msgs)
 		if err != nil {
 			return nil, badRequest("messages", "applying the chat template: %v", err)
 		}
-		// A template writes its own BOS text; the tokenizer turns it into the
-		// BOS token. Only add one when the rendered prompt has none.
 		j.prompt = tk.Encode(text, true)
-		if bos := tk.Text(tk.BOS()); bos != "" && strings.HasPrefix(text, bos) {
-			j.prompt = tk.Encode(text, false)
-		}
 	} else {
-		if len(req.Messages) > 0 && string(req.Messages) != "null" {
-			return nil, badRequest("messages", "completions take prompt, not messages (use /v1/chat/completions)")
-		}
 		prompt, perr := parsePrompt(req.Prompt)
 		if perr != nil {
 			return nil, perr
@@ -239,34 +216,86 @@ func tooLarge(limit int64) *apiError {
 		fmt.Sprintf("the request body is over the %d-byte limit", limit)}
 }
 
-// jsonError turns a decoding error into a 400 that names the field.
-func jsonError(err error) *apiError {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := te.Field
-		if field == "" {
-			return badRequest("", "the request body must be a JSON object, not %s", te.Value)
-		}
-		return badRequest(field, "wrong type for %s: got a JSON %s, want %s", field, te.Value, jsonKind(te.Type.String()))
+// decodeBody checks the body's nesting (checkDepth), then decodes it as one
+// JSON object with nothing after it.
+func decodeBody(body []byte) (object, *apiError) {
+	if aerr := checkDepth(body, MaxJSONDepth); aerr != nil {
+		return object{}, aerr
 	}
-	if errors.Is(err, io.EOF) {
-		return badRequest("", "the request body is empty: send a JSON object")
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return object{}, badRequest("", "the request body is empty: send a JSON object")
 	}
-	return badRequest("", "malformed JSON: %v", err)
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return object{}, badRequest("", "malformed JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return object{}, badRequest("", "malformed JSON: more data after the request object")
+	}
+	if raw[0] != '{' {
+		return object{}, badRequest("", "the request body must be a JSON object, not %s", kindOf(raw))
+	}
+	o, _, aerr := asObject(raw, "")
+	return o, aerr
 }
 
-func jsonKind(goType string) string {
-	switch strings.TrimPrefix(goType, "*") {
-	case "string":
-		return "a string"
-	case "int", "int64":
-		return "an integer"
-	case "float64":
-		return "a number"
-	case "bool":
-		return "a boolean"
+// readRequest reads the implemented fields with their types.
+func readRequest(o object) (req request, aerr *apiError) {
+	var model *string
+	if model, aerr = o.str("model"); aerr != nil {
+		return req, aerr
 	}
-	return "an object"
+	if model != nil {
+		req.Model = *model
+	}
+	req.Prompt, req.Messages, req.Stop = o.m["prompt"], o.m["messages"], o.m["stop"]
+	for _, f := range []struct {
+		name string
+		dst  **int
+	}{{"max_tokens", &req.MaxTokens}, {"max_completion_tokens", &req.MaxCompletionTokens}, {"top_k", &req.TopK}, {"n", &req.N}} {
+		if *f.dst, aerr = o.intValue(f.name); aerr != nil {
+			return req, aerr
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  **float64
+	}{{"temperature", &req.Temperature}, {"top_p", &req.TopP}, {"min_p", &req.MinP}} {
+		if *f.dst, aerr = o.number(f.name); aerr != nil {
+			return req, aerr
+		}
+	}
+	if req.Seed, aerr = o.integer("seed"); aerr != nil {
+		return req, aerr
+	}
+	stream, aerr := o.boolean("stream")
+	if aerr != nil {
+		return req, aerr
+	}
+	req.Stream = stream != nil && *stream
+
+	given, usage, aerr := subField[bool](o, "stream_options", "include_usage", "a boolean",
+		[]string{"include_usage", "include_obfuscation"}, namedCheck{"include_obfuscation", falseOnly("the stream is not padded")})
+	if aerr != nil {
+		return req, aerr
+	}
+	if given {
+		req.StreamOptions = &struct{ IncludeUsage bool }{usage != nil && *usage}
+	}
+	given, typ, aerr := subField[string](o, "response_format", "type", "a string",
+		[]string{"type", "json_schema"}, namedCheck{"json_schema", nullOnly(`there are no JSON-schema outputs (use type "json_object")`)})
+	if aerr != nil {
+		return req, aerr
+	}
+	if given {
+		req.ResponseFormat = &struct{ Type string }{}
+		if typ != nil {
+			req.ResponseFormat.Type = *typ
+		}
+	}
+	return req, nil
 }
 
 func parsePrompt(raw json.RawMessage) (string, *apiError) {
@@ -284,7 +313,7 @@ func parsePrompt(raw json.RawMessage) (string, *apiError) {
 		}
 		return arr[0], nil
 	}
-	return "", badRequest("prompt", "wrong type for prompt: want a string or an array of one string")
+	return "", badRequest("prompt", "wrong type for prompt: got %s, want a string or an array of one string", kindOf(raw))
 }
 
 func parseStop(raw json.RawMessage, maxStops int) ([]string, *apiError) {
@@ -296,7 +325,7 @@ func parseStop(raw json.RawMessage, maxStops int) ([]string, *apiError) {
 	if err := json.Unmarshal(raw, &one); err == nil {
 		stops = []string{one}
 	} else if err := json.Unmarshal(raw, &stops); err != nil {
-		return nil, badRequest("stop", "wrong type for stop: want a string or an array of strings")
+		return nil, badRequest("stop", "wrong type for stop: got %s, want a string or an array of strings", kindOf(raw))
 	}
 	if len(stops) > maxStops {
 		return nil, badRequest("stop", "at most %d stop sequences are allowed (got %d)", maxStops, len(stops))
@@ -309,61 +338,123 @@ func parseStop(raw json.RawMessage, maxStops int) ([]string, *apiError) {
 	return stops, nil
 }
 
-func parseMessages(raw json.RawMessage) ([]Message, *apiError) {
-	if len(raw) == 0 || string(raw) == "null" {
+func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
+	if isNull(raw) {
 		return nil, badRequest("messages", "messages is required")
 	}
-	var wire []wireMessage
-	if err := json.Unmarshal(raw, &wire); err != nil {
+	var items []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
 		return nil, badRequest("messages", "wrong type for messages: want an array of {\"role\", \"content\"} objects")
 	}
-	if len(wire) == 0 {
+	if len(items) == 0 {
 		return nil, badRequest("messages", "messages must not be empty")
 	}
-	msgs := make([]Message, len(wire))
-	for i, m := range wire {
+	msgs := make([]chat.Message, len(items))
+	for i, item := range items {
 		param := "messages[" + strconv.Itoa(i) + "]"
-		switch m.Role {
+		m, ok, aerr := asObject(item, param)
+		if aerr != nil {
+			return nil, aerr
+		}
+		if !ok {
+			return nil, badRequest(param, "%s is null: want a {\"role\", \"content\"} object", param)
+		}
+		r, aerr := m.str("role")
+		if aerr != nil {
+			return nil, aerr
+		}
+		var role string
+		if r != nil {
+			role = *r
+		}
+		switch role {
 		case "system", "developer", "user", "assistant":
 		case "":
 			return nil, badRequest(param+".role", "%s.role is required", param)
 		default:
-			return nil, badRequest(param+".role", "%s.role %q is not supported: use system, user or assistant", param, m.Role)
+			return nil, badRequest(param+".role", "%s.role %q is not supported: use system, user or assistant", param, role)
 		}
-		role := m.Role
 		if role == "developer" {
 			role = "system"
 		}
-		content, err := messageContent(m.Content)
-		if err != nil {
-			return nil, badRequest(param+".content", "%s.content: %v", param, err)
+		content, aerr := messageContent(m)
+		if aerr != nil {
+			return nil, aerr
 		}
-		msgs[i] = Message{Role: role, Content: content}
+		if aerr := checkMessageFields(m); aerr != nil {
+			return nil, aerr
+		}
+		msgs[i] = chat.Message{Role: role, Content: content}
 	}
 	return msgs, nil
 }
 
-func messageContent(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+// checkMessageFields refuses a message member other than role and content,
+// but for the harmless values of the ones an assistant message copied from a
+// response carries.
+func checkMessageFields(m object) *apiError {
+	if aerr := m.only("role", "content", "name", "refusal", "tool_calls", "function_call", "audio"); aerr != nil {
+		return aerr
+	}
+	return m.checkGiven(
+		namedCheck{"audio", nullOnly("there is no audio")},
+		namedCheck{"function_call", nullOnly(noTools)},
+		namedCheck{"name", emptyString("the chat format has no participant names")},
+		namedCheck{"refusal", nullOnly("a refusal is not part of the chat format")},
+		namedCheck{"tool_calls", emptyArray(noTools)},
+	)
+}
+
+// messageContent reads a message's content: a string, or an array of
+// {"type": "text", "text": ...} parts, concatenated. Not given is "".
+func messageContent(m object) (string, *apiError) {
+	param := m.param("content")
+	raw, ok := m.get("content")
+	if !ok {
 		return "", nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
+	if raw[0] == '"' {
+		s, aerr := m.str("content")
+		if aerr != nil {
+			return "", aerr
+		}
+		return *s, nil
 	}
-	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("want a string or an array of text parts")
+	var parts []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return "", badRequest(param, "wrong type for %s: got %s, want a string or an array of text parts", param, kindOf(raw))
 	}
 	var b strings.Builder
-	for _, p := range parts {
-		if p.Type != "text" || p.Text == nil {
-			return "", fmt.Errorf("only text parts are supported (got type %q)", p.Type)
+	for j, part := range parts {
+		p, ok, aerr := asObject(part, param+"["+strconv.Itoa(j)+"]")
+		if aerr != nil {
+			return "", aerr
 		}
-		b.WriteString(*p.Text)
+		if !ok {
+			return "", badRequest(p.path, "%s is null: want a {\"type\": \"text\", \"text\"} part", p.path)
+		}
+		typ, aerr := p.str("type")
+		if aerr != nil {
+			return "", aerr
+		}
+		if typ == nil || *typ != "text" {
+			got := "none"
+			if typ != nil {
+				got = strconv.Quote(*typ)
+			}
+			return "", badRequest(p.param("type"), "%s: only text parts are supported (got type %s)", p.path, got)
+		}
+		if aerr := p.only("type", "text"); aerr != nil {
+			return "", aerr
+		}
+		text, aerr := p.str("text")
+		if aerr != nil {
+			return "", aerr
+		}
+		if text == nil {
+			return "", badRequest(p.param("text"), "%s.text is required", p.path)
+		}
+		b.WriteString(*text)
 	}
 	return b.String(), nil
 }
@@ -380,30 +471,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// errorBody is OpenAI's error object.
-type errorBody struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	} `json:"error"`
-}
-
-func newErrorBody(typ, param, code, msg string) errorBody {
-	var e errorBody
-	e.Error.Message, e.Error.Type = msg, typ
-	if param != "" {
-		e.Error.Param = &param
-	}
-	if code != "" {
-		e.Error.Code = &code
-	}
-	return e
-}
-
 func writeError(w http.ResponseWriter, status int, typ, param, code, msg string) {
-	writeJSON(w, status, newErrorBody(typ, param, code, msg))
+	writeJSON(w, status, openai.NewError(typ, param, code, msg))
 }
 
 func (e *apiError) write(w http.ResponseWriter) {

@@ -9,65 +9,23 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 )
 
-// Usage is OpenAI's token accounting, with the cached prompt tokens.
-type Usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-}
-
-// Timings is an extension (as llama.cpp's server has): where the time went.
-type Timings struct {
-	PromptN     int     `json:"prompt_n"` // prompt tokens actually computed (not cached)
-	PromptMS    float64 `json:"prompt_ms"`
-	PredictedN  int     `json:"predicted_n"`
-	PredictedMS float64 `json:"predicted_ms"`
-}
-
-func usageOf(st engine.Stats) *Usage {
-	u := &Usage{PromptTokens: st.PromptTokens, CompletionTokens: st.Generated, TotalTokens: st.PromptTokens + st.Generated}
+func usageOf(st engine.Stats) *openai.Usage {
+	u := &openai.Usage{PromptTokens: st.PromptTokens, CompletionTokens: st.Generated, TotalTokens: st.PromptTokens + st.Generated}
 	u.PromptTokensDetails.CachedTokens = st.CachedTokens
 	return u
 }
 
-func timingsOf(st engine.Stats) *Timings {
-	return &Timings{
+func timingsOf(st engine.Stats) *openai.Timings {
+	return &openai.Timings{
 		PromptN: st.PromptTokens - st.CachedTokens, PromptMS: ms(st.Prefill),
 		PredictedN: st.Generated, PredictedMS: ms(st.Decode),
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// choice is one element of "choices" in every response shape.
-type choice struct {
-	Index        int       `json:"index"`
-	Text         *string   `json:"text,omitempty"`    // completions
-	Message      *delta    `json:"message,omitempty"` // chat, whole
-	Delta        *delta    `json:"delta,omitempty"`   // chat, streamed
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
-}
-
-type delta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-}
-
-type completion struct {
-	ID      string   `json:"id"`
-	Object  string   `json:"object"`
-	Created int64    `json:"created"`
-	Model   string   `json:"model"`
-	Choices []choice `json:"choices"`
-	Usage   *Usage   `json:"usage,omitempty"`
-	Timings *Timings `json:"timings,omitempty"`
-}
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	j, aerr := s.parse(w, r, chat)
@@ -88,7 +46,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	if chat {
 		prefix, object = "chatcmpl", "chat.completion"
 	}
-	c := completion{
+	c := openai.Completion{
 		ID:      fmt.Sprintf("%s-%x%06x", prefix, s.start.UnixNano(), s.seq.Add(1)),
 		Object:  object,
 		Created: time.Now().Unix(),
@@ -106,13 +64,13 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	text := out.String()
-	ch := choice{FinishReason: &finish}
+	ch := openai.Choice{FinishReason: &finish}
 	if chat {
-		ch.Message = &delta{Role: "assistant", Content: &text}
+		ch.Message = &openai.Message{Role: "assistant", Content: &text}
 	} else {
 		ch.Text = &text
 	}
-	c.Choices = []choice{ch}
+	c.Choices = []openai.Choice{ch}
 	c.Usage, c.Timings = usageOf(st), timingsOf(st)
 	writeJSON(w, http.StatusOK, c)
 }
@@ -157,7 +115,7 @@ func (s *Server) run(ctx context.Context, sess *engine.Session, j *job, out func
 // stream answers with server-sent events: one chunk per piece of text,
 // flushed at once, then a chunk with finish_reason (and usage when asked),
 // then "data: [DONE]".
-func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine.Session, j *job, c completion) {
+func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine.Session, j *job, c openai.Completion) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -182,10 +140,10 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine
 		}
 		return true
 	}
-	chunk := func(text *string, finish *string) completion {
-		ch := choice{FinishReason: finish}
+	chunk := func(text *string, finish *string) openai.Completion {
+		ch := openai.Choice{FinishReason: finish}
 		if j.chat {
-			ch.Delta = &delta{Content: text}
+			ch.Delta = &openai.Message{Content: text}
 		} else {
 			if text == nil {
 				empty := ""
@@ -193,7 +151,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine
 			}
 			ch.Text = text
 		}
-		c.Choices = []choice{ch}
+		c.Choices = []openai.Choice{ch}
 		return c
 	}
 	if j.chat {
@@ -206,7 +164,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine
 	}
 	finish, st, err := s.run(ctx, sess, j, func(t string) bool { return send(chunk(&t, nil)) })
 	if err != nil {
-		send(newErrorBody("server_error", "", "generation_failed", err.Error()))
+		send(openai.NewError("server_error", "", "generation_failed", err.Error()))
 		return
 	}
 	if ctx.Err() != nil {
@@ -219,7 +177,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine
 	}
 	if j.includeUsage {
 		u := c
-		u.Choices = []choice{}
+		u.Choices = []openai.Choice{}
 		u.Usage = usageOf(st)
 		if !send(u) {
 			return

@@ -8,7 +8,7 @@
 // Routes:
 //
 //	GET  /                     demo page; the health JSON when the request's Accept names application/json
-//	GET  /health               health JSON: model name and parameters, limits, instance counters
+//	GET  /health               health JSON: model name and parameters, limits, instance counters and memory
 //	GET  /v1/models            OpenAI model list (the one loaded model)
 //	POST /v1/completions       OpenAI completions (prompt)
 //	POST /v1/chat/completions  OpenAI chat completions (messages)
@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,16 +32,14 @@ import (
 // Config is the server's limits and identity. Zero fields take the defaults
 // below; Normalize reports the values in force.
 type Config struct {
-	ModelID          string        // the id clients name in "model"; default: the GGUF general.name, else "picolm"
-	Context          int           // KV-cache positions per session; default 512, capped at the model's trained context
-	MaxTokensCap     int           // max_tokens above this is clamped to it; default 256
-	DefaultMaxTokens int           // max_tokens when the request has none; default min(128, MaxTokensCap)
-	MaxBodyBytes     int64         // larger request bodies get 413; default 64 KiB
-	Sessions         int           // sessions (KV caches) generating at once; more requests wait; default 4
-	MaxStops         int           // stop sequences per request; default 4 (OpenAI's limit)
-	ChatTemplate     string        // the GGUF tokenizer.chat_template, reported by /health
-	Chat             ChatFormatter // renders chat messages; nil: from ChatTemplate, or PlainChat without one
-	ModelSource      string        // where the model came from, for the health document ("embedded", a URL, "r2:KEY")
+	ModelID          string // the id clients name in "model"; default: the GGUF general.name, else "picolm"
+	Context          int    // KV-cache positions per session; default 512, capped at the model's trained context
+	MaxTokensCap     int    // max_tokens above this is clamped to it; default 256
+	DefaultMaxTokens int    // max_tokens when the request has none; default min(128, MaxTokensCap)
+	MaxBodyBytes     int64  // larger request bodies get 413; default 64 KiB
+	Sessions         int    // sessions (KV caches) generating at once; more requests wait; default 4
+	MaxStops         int    // stop sequences per request; default 4 (OpenAI's limit)
+	ModelSource      string // where the model came from, for the health document ("embedded", a URL, "r2:KEY")
 }
 
 // Defaults.
@@ -71,13 +70,6 @@ func New(m *engine.Model, cfg Config, loadTime time.Duration) (*Server, error) {
 		return nil, errors.New("server: nil model")
 	}
 	cfg = normalize(m, cfg)
-	if cfg.Chat == nil {
-		f, err := TemplateChat(cfg.ChatTemplate)
-		if err != nil {
-			return nil, fmt.Errorf("server: chat template: %w", err)
-		}
-		cfg.Chat = f
-	}
 	s := &Server{m: m, cfg: cfg, start: time.Now(), loaded: loadTime}
 	s.pool = newSessionPool(m, engine.SessionOptions{Context: cfg.Context, Threads: 1}, cfg.Sessions)
 	// One session up front: the first request then pays for nothing but
@@ -216,7 +208,18 @@ type Health struct {
 		Requests   uint64 `json:"requests"`
 		Generating int64  `json:"generating"`
 		IdleSess   int    `json:"idle_sessions"`
+		Memory     Memory `json:"memory"`
 	} `json:"instance"`
+}
+
+// Memory is the Go runtime's memory (runtime.MemStats), in bytes. In the
+// Worker, Sys is about the WebAssembly memory the instance has grown to
+// (which never shrinks), HeapAlloc what is live of it.
+type Memory struct {
+	HeapAlloc uint64 `json:"heap_alloc_bytes"` // live heap objects
+	HeapSys   uint64 `json:"heap_sys_bytes"`   // heap obtained from the host
+	Sys       uint64 `json:"sys_bytes"`        // everything obtained from the host
+	NumGC     uint32 `json:"gc_cycles"`
 }
 
 // HealthModel describes the loaded model.
@@ -233,7 +236,7 @@ type HealthModel struct {
 	KVHeads      int    `json:"kv_heads"`
 	VocabSize    int    `json:"vocab_size"`
 	TrainCtx     int    `json:"train_context"`
-	ChatTemplate bool   `json:"chat_template"`
+	ChatTemplate bool   `json:"chat_template"` // chat completions use the model's chat template (false: chat.Plain)
 }
 
 func (s *Server) health(w http.ResponseWriter) {
@@ -243,7 +246,7 @@ func (s *Server) health(w http.ResponseWriter) {
 	h.Model = HealthModel{
 		ID: s.cfg.ModelID, Name: c.Name, Arch: c.Arch, Source: s.cfg.ModelSource, FileType: c.FileTypeStr,
 		Dim: c.Dim, HiddenDim: c.HiddenDim, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads,
-		VocabSize: c.VocabSize, TrainCtx: c.TrainCtx, ChatTemplate: s.cfg.ChatTemplate != "",
+		VocabSize: c.VocabSize, TrainCtx: c.TrainCtx, ChatTemplate: s.m.Chat().Family() != "",
 	}
 	h.Limits.Context = s.cfg.Context
 	h.Limits.MaxTokensCap = s.cfg.MaxTokensCap
@@ -256,6 +259,9 @@ func (s *Server) health(w http.ResponseWriter) {
 	h.Instance.Requests = s.requests.Load()
 	h.Instance.Generating = s.active.Load()
 	h.Instance.IdleSess = s.pool.idleCount()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h.Instance.Memory = Memory{HeapAlloc: ms.HeapAlloc, HeapSys: ms.HeapSys, Sys: ms.Sys, NumGC: ms.NumGC}
 	writeJSON(w, http.StatusOK, h)
 }
 

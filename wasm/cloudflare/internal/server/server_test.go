@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -16,12 +15,16 @@ import (
 	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/apitest"
+	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
 )
 
-func loadModel(t testing.TB) *engine.Model {
+func loadModel(t testing.TB) *engine.Model { return loadGGUF(t, defaultmodel.Bytes()) }
+
+func loadGGUF(t testing.TB, b []byte) *engine.Model {
 	t.Helper()
-	f, err := gguf.Parse(defaultmodel.Bytes())
+	f, err := gguf.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,16 +81,7 @@ func do(t testing.TB, h http.Handler, method, path, body string, hdr ...string) 
 	return w
 }
 
-type errResp struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	} `json:"error"`
-}
-
-func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, param string) errResp {
+func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, param string) openai.Error {
 	t.Helper()
 	if w.Code != status {
 		t.Fatalf("status %d, want %d; body %s", w.Code, status, w.Body)
@@ -95,65 +89,14 @@ func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, param str
 	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	var e errResp
-	if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
-		t.Fatalf("error body is not JSON: %v: %s", err, w.Body)
+	e, err := apitest.DecodeError(w.Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if e.Error.Message == "" || e.Error.Type == "" {
-		t.Errorf("error object lacks message/type: %s", w.Body)
-	}
-	got := ""
-	if e.Error.Param != nil {
-		got = *e.Error.Param
-	}
-	if got != param {
+	if got := e.Param(); got != param {
 		t.Errorf("param %q, want %q (%s)", got, param, e.Error.Message)
 	}
 	return e
-}
-
-type completionResp struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Text    *string `json:"text"`
-		Message *struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"message"`
-		Delta *struct {
-			Role    string  `json:"role"`
-			Content *string `json:"content"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *Usage `json:"usage"`
-}
-
-func decode(t testing.TB, b []byte) completionResp {
-	t.Helper()
-	var c completionResp
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	return c
-}
-
-func (c completionResp) text() string {
-	if len(c.Choices) == 0 {
-		return ""
-	}
-	ch := c.Choices[0]
-	switch {
-	case ch.Text != nil:
-		return *ch.Text
-	case ch.Message != nil:
-		return ch.Message.Content
-	case ch.Delta != nil && ch.Delta.Content != nil:
-		return *ch.Delta.Content
-	}
-	return ""
 }
 
 func TestHealthAndPage(t *testing.T) {
@@ -170,6 +113,9 @@ func TestHealthAndPage(t *testing.T) {
 		if h.Status != "ok" || h.Model.Layers != m.Config.Layers || h.Model.Dim != m.Config.Dim || h.Model.VocabSize != m.Config.VocabSize ||
 			h.Model.ID != s.Config().ModelID || h.Limits.Context != 256 || h.Limits.MaxTokensCap != 64 || h.Model.Source != "embedded" {
 			t.Errorf("health %+v", h)
+		}
+		if mem := h.Instance.Memory; mem.HeapAlloc == 0 || mem.Sys < mem.HeapAlloc || mem.HeapSys < mem.HeapAlloc {
+			t.Errorf("memory %+v", mem)
 		}
 	}
 	w := do(t, s, "GET", "/", "", "Accept", "text/html,application/xhtml+xml,application/json;q=0.9")
@@ -237,7 +183,7 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/chat/completions", `{"messages":[{"role":"robot","content":"a"}]}`, 400, "messages[0].role"},
 		{"/v1/chat/completions", `{"messages":[{"content":"a"}]}`, 400, "messages[0].role"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":5}]}`, 400, "messages[0].content"},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "messages[0].content"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "messages[0].content[0].type"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"` + long + `"}]}`, 400, "messages"},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
@@ -277,9 +223,9 @@ func TestCompletionGreedyMatchesEngine(t *testing.T) {
 		if w.Code != 200 {
 			t.Fatalf("%d %s", w.Code, w.Body)
 		}
-		c := decode(t, w.Body.Bytes())
-		if c.text() != want {
-			t.Errorf("%q: got %q, want %q", prompt, c.text(), want)
+		c := apitest.MustCompletion(t, w.Body.Bytes())
+		if c.Text() != want {
+			t.Errorf("%q: got %q, want %q", prompt, c.Text(), want)
 		}
 		if c.Object != "text_completion" || !strings.HasPrefix(c.ID, "cmpl-") || c.Model != s.Config().ModelID {
 			t.Errorf("shape: %+v", c)
@@ -294,14 +240,14 @@ func TestCompletionGreedyMatchesEngine(t *testing.T) {
 	// The same prompt again reuses the session's cache and gives the same text.
 	w1 := do(t, s, "POST", "/v1/completions", `{"prompt":"The cat","max_tokens":20,"temperature":0}`)
 	w2 := do(t, s, "POST", "/v1/completions", `{"prompt":"The cat","max_tokens":20,"temperature":0}`)
-	c1, c2 := decode(t, w1.Body.Bytes()), decode(t, w2.Body.Bytes())
-	if c1.text() != c2.text() || c2.Usage.PromptTokensDetails.CachedTokens == 0 {
-		t.Errorf("repeat: %q vs %q, cached %d", c1.text(), c2.text(), c2.Usage.PromptTokensDetails.CachedTokens)
+	c1, c2 := apitest.MustCompletion(t, w1.Body.Bytes()), apitest.MustCompletion(t, w2.Body.Bytes())
+	if c1.Text() != c2.Text() || c2.Usage.PromptTokensDetails.CachedTokens == 0 {
+		t.Errorf("repeat: %q vs %q, cached %d", c1.Text(), c2.Text(), c2.Usage.PromptTokensDetails.CachedTokens)
 	}
 	// A seeded sampled completion is reproducible; another seed differs.
-	a := decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":7}`).Body.Bytes()).text()
-	b := decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":7}`).Body.Bytes()).text()
-	c := decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":8}`).Body.Bytes()).text()
+	a := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":7}`).Body.Bytes()).Text()
+	b := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":7}`).Body.Bytes()).Text()
+	c := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"The dog","max_tokens":40,"temperature":1,"seed":8}`).Body.Bytes()).Text()
 	if a != b || a == c {
 		t.Errorf("seeds: %q %q %q", a, b, c)
 	}
@@ -309,18 +255,18 @@ func TestCompletionGreedyMatchesEngine(t *testing.T) {
 
 func TestMaxTokensCap(t *testing.T) {
 	s, _ := newServer(t, Config{MaxTokensCap: 8, DefaultMaxTokens: 5})
-	c := decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","max_tokens":100000,"temperature":0}`).Body.Bytes())
+	c := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","max_tokens":100000,"temperature":0}`).Body.Bytes())
 	if c.Usage.CompletionTokens != 8 || *c.Choices[0].FinishReason != "length" {
 		t.Errorf("capped: %+v %q", c.Usage, *c.Choices[0].FinishReason)
 	}
-	c = decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","temperature":0}`).Body.Bytes())
+	c = apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","temperature":0}`).Body.Bytes())
 	if c.Usage.CompletionTokens != 5 {
 		t.Errorf("default: %+v", c.Usage)
 	}
 	// The context bounds generation too: finish_reason "length".
 	s, m := newServer(t, Config{Context: 12, MaxTokensCap: 100})
 	n := len(m.Tokenizer.Encode("Once upon a time", true))
-	c = decode(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","max_tokens":100,"temperature":0}`).Body.Bytes())
+	c = apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", `{"prompt":"Once upon a time","max_tokens":100,"temperature":0}`).Body.Bytes())
 	if c.Usage.CompletionTokens != 12-n || *c.Choices[0].FinishReason != "length" {
 		t.Errorf("context: %+v %q", c.Usage, *c.Choices[0].FinishReason)
 	}
@@ -343,8 +289,8 @@ func TestStopSequences(t *testing.T) {
 			if stream {
 				got, finish, _ = readSSE(t, w.Body.Bytes())
 			} else {
-				c := decode(t, w.Body.Bytes())
-				got, finish = c.text(), *c.Choices[0].FinishReason
+				c := apitest.MustCompletion(t, w.Body.Bytes())
+				got, finish = c.Text(), *c.Choices[0].FinishReason
 			}
 			if got != want || finish != reason {
 				t.Errorf("stop %q stream=%v: got %q (%s), want %q (%s)", stop, stream, got, finish, want, reason)
@@ -352,9 +298,9 @@ func TestStopSequences(t *testing.T) {
 		}
 	}
 	// A single string is accepted too.
-	c := decode(t, do(t, s, "POST", "/v1/completions", fmt.Sprintf(`{"prompt":"Once upon a time","max_tokens":60,"temperature":0,"stop":%q}`, full[20:26])).Body.Bytes())
-	if c.text() != full[:strings.Index(full, full[20:26])] {
-		t.Errorf("string stop: %q", c.text())
+	c := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", fmt.Sprintf(`{"prompt":"Once upon a time","max_tokens":60,"temperature":0,"stop":%q}`, full[20:26])).Body.Bytes())
+	if c.Text() != full[:strings.Index(full, full[20:26])] {
+		t.Errorf("string stop: %q", c.Text())
 	}
 }
 
@@ -393,43 +339,11 @@ func TestStopper(t *testing.T) {
 }
 
 // readSSE parses an event stream: the concatenated text, the finish reason
-// and the number of text chunks. It fails unless the stream ends with [DONE].
+// and the number of text chunks.
 func readSSE(t testing.TB, b []byte) (text, finish string, chunks int) {
 	t.Helper()
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	done := false
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			t.Fatalf("not an SSE data line: %q", line)
-		}
-		if done {
-			t.Fatalf("data after [DONE]: %q", line)
-		}
-		if data == "[DONE]" {
-			done = true
-			continue
-		}
-		c := decode(t, []byte(data))
-		if len(c.Choices) == 0 {
-			continue // the usage chunk
-		}
-		if tx := c.text(); tx != "" {
-			text += tx
-			chunks++
-		}
-		if c.Choices[0].FinishReason != nil {
-			finish = *c.Choices[0].FinishReason
-		}
-	}
-	if !done {
-		t.Fatalf("stream did not end with [DONE]: %s", b)
-	}
-	return
+	st := apitest.MustStream(t, b)
+	return st.Text, st.Finish, st.Chunks
 }
 
 // flushRecorder records what was written between flushes.
@@ -488,57 +402,66 @@ func TestStreamingFlushesPerToken(t *testing.T) {
 }
 
 func TestChat(t *testing.T) {
+	// stories260K has no chat template: the plain transcript.
 	s, m := newServer(t, Config{})
-	msgs := []Message{{"system", "Be kind."}, {"user", "Tell a story."}, {"assistant", "Once"}, {"user", "More."}}
-	plain, err := PlainChat(msgs, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plain != "Be kind.\n\nUser: Tell a story.\nAssistant: Once\nUser: More.\nAssistant:" {
-		t.Errorf("plain format %q", plain)
-	}
+	msgs := []chat.Message{{Role: "system", Content: "Be kind."}, {Role: "user", Content: "Tell a story."}, {Role: "assistant", Content: "Once"}, {Role: "user", Content: "More."}}
+	plain := chat.Plain(msgs)
 	body := `{"messages":[{"role":"system","content":"Be kind."},{"role":"user","content":[{"type":"text","text":"Tell a "},{"type":"text","text":"story."}]},
 		{"role":"assistant","content":"Once"},{"role":"user","content":"More."}],"max_tokens":25,"temperature":0}`
 	w := do(t, s, "POST", "/v1/chat/completions", body)
 	if w.Code != 200 {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
-	c := decode(t, w.Body.Bytes())
+	c := apitest.MustCompletion(t, w.Body.Bytes())
 	if c.Object != "chat.completion" || !strings.HasPrefix(c.ID, "chatcmpl-") || c.Choices[0].Message == nil || c.Choices[0].Message.Role != "assistant" {
 		t.Fatalf("shape %s", w.Body)
 	}
-	if want := reference(t, m, plain, 25); c.text() != want {
-		t.Errorf("chat text %q, want %q", c.text(), want)
+	if want := reference(t, m, plain, 25); c.Text() != want {
+		t.Errorf("chat text %q, want %q", c.Text(), want)
 	}
 	if n := len(m.Tokenizer.Encode(plain, true)); c.Usage.PromptTokens != n {
 		t.Errorf("prompt tokens %d, want %d", c.Usage.PromptTokens, n)
 	}
+	if h := health(t, s); h.Model.ChatTemplate {
+		t.Error("health: stories260K has a chat template")
+	}
 
-	// A real template (ChatML, builtin): the prompt the server builds.
-	tmpl, ok := chat.Builtin("chatml")
+	// The model's own template (here ChatML): the prompt the server builds
+	// is the one it formats.
+	src, ok := chat.Builtin("chatml")
 	if !ok {
 		t.Fatal("no chatml builtin")
 	}
-	f := FromTemplate(tmpl)
-	got, err := f([]Message{{"system", "S"}, {"user", "U"}}, "<s>", "</s>")
+	b, err := defaultmodel.WithChatTemplate(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"; got != want {
-		t.Errorf("chatml: %q, want %q", got, want)
+	mt := loadGGUF(t, b)
+	st, err := New(mt, Config{}, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Served: the usage shows the template's prompt was tokenized.
-	st, _ := newServer(t, Config{Chat: f})
-	c = decode(t, do(t, st, "POST", "/v1/chat/completions", `{"messages":[{"role":"system","content":"S"},{"role":"user","content":"U"}],"max_tokens":3,"temperature":0}`).Body.Bytes())
-	if n := len(m.Tokenizer.Encode(got, true)); c.Usage.PromptTokens != n {
+	want := "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+	if got, err := mt.Chat().Format([]chat.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U"}}); got != want || err != nil {
+		t.Errorf("chatml: %q, %v, want %q", got, err, want)
+	}
+	c = apitest.MustCompletion(t, do(t, st, "POST", "/v1/chat/completions", `{"messages":[{"role":"system","content":"S"},{"role":"user","content":"U"}],"max_tokens":3,"temperature":0}`).Body.Bytes())
+	if n := len(mt.Tokenizer.Encode(want, true)); c.Usage.PromptTokens != n {
 		t.Errorf("templated prompt tokens %d, want %d", c.Usage.PromptTokens, n)
 	}
-	// A GGUF template string is recognised.
-	if f, err := TemplateChat("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"); err != nil {
-		t.Fatal(err)
-	} else if got, _ := f([]Message{{"user", "U"}}, "", ""); got != "<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n" {
-		t.Errorf("GGUF template: %q", got)
+	if h := health(t, st); !h.Model.ChatTemplate {
+		t.Error("health: the chat template is not reported")
 	}
+}
+
+// health returns the server's health document.
+func health(t *testing.T, s *Server) Health {
+	t.Helper()
+	var h Health
+	if err := json.Unmarshal(do(t, s, "GET", "/health", "").Body.Bytes(), &h); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func TestJSONMode(t *testing.T) {
@@ -549,9 +472,9 @@ func TestJSONMode(t *testing.T) {
 			if path == "/v1/chat/completions" {
 				body = fmt.Sprintf(`{"messages":[{"role":"user","content":"Give JSON"}],"max_tokens":60,"temperature":1,"seed":%d,"response_format":{"type":"json_object"}}`, seed)
 			}
-			c := decode(t, do(t, s, "POST", path, body).Body.Bytes())
-			if !json.Valid([]byte(c.text())) {
-				t.Errorf("%s seed %d: not JSON: %q (%s)", path, seed, c.text(), *c.Choices[0].FinishReason)
+			c := apitest.MustCompletion(t, do(t, s, "POST", path, body).Body.Bytes())
+			if !json.Valid([]byte(c.Text())) {
+				t.Errorf("%s seed %d: not JSON: %q (%s)", path, seed, c.Text(), *c.Choices[0].FinishReason)
 			}
 		}
 	}
@@ -589,7 +512,7 @@ func TestConcurrent(t *testing.T) {
 			if stream {
 				got, _, _ = readSSE(t, b)
 			} else {
-				got = decode(t, b).text()
+				got = apitest.MustCompletion(t, b).Text()
 			}
 			if got != want[p] {
 				errs <- fmt.Errorf("request %d (%q, stream %v): %q, want %q", i, p, stream, got, want[p])

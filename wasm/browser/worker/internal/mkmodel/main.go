@@ -1,10 +1,12 @@
 // Command mkmodel writes GGUF files the browser tests need and the repo does
 // not ship: the built-in stories260K with a chat template added, or a larger
 // llama model with random F32 weights (stories260K's vocabulary) to measure
-// loading memory.
+// loading memory, or the built-in model with a NaN weight (which the engine
+// refuses at load).
 //
 //	go run ./wasm/browser/worker/internal/mkmodel -chat zephyr -o chat.gguf
 //	go run ./wasm/browser/worker/internal/mkmodel -dim 1024 -layers 8 -o big.gguf
+//	go run ./wasm/browser/worker/internal/mkmodel -nan blk.1.attn_norm.weight:9 -o nan.gguf
 package main
 
 import (
@@ -27,6 +29,7 @@ func main() {
 	family := flag.String("chat", "", "add the chat template of this builtin family (zephyr, chatml, llama2, ...)")
 	dim := flag.Int("dim", 0, "write a random-weight model of this width instead")
 	layers := flag.Int("layers", 4, "layers of the random-weight model")
+	nan := flag.String("nan", "", "TENSOR:INDEX: set that element of an F32 tensor of the built-in model to NaN")
 	flag.Parse()
 	if *out == "" {
 		fail(fmt.Errorf("-o is required"))
@@ -38,14 +41,19 @@ func main() {
 	kv := append([]gguf.KeyValue(nil), base.KV...)
 	tensors := base.Tensors
 	if *family != "" {
-		t, ok := chat.Builtin(*family)
+		src, ok := chat.Builtin(*family)
 		if !ok {
 			fail(fmt.Errorf("unknown chat template family %q", *family))
 		}
-		kv = set(kv, "tokenizer.chat_template", gguf.String(t.Source()))
+		kv = set(kv, "tokenizer.chat_template", gguf.String(src))
 	}
 	if *dim > 0 {
 		kv, tensors = random(kv, *dim, *layers)
+	}
+	if *nan != "" {
+		if tensors, err = poison(tensors, *nan); err != nil {
+			fail(err)
+		}
 	}
 	f, err := os.Create(*out)
 	if err != nil {
@@ -139,6 +147,30 @@ func random(kv []gguf.KeyValue, dim, layers int) ([]gguf.KeyValue, []gguf.Tensor
 		)
 	}
 	return keep, ts
+}
+
+// poison returns tensors with element INDEX of the F32 tensor TENSOR (spec
+// "TENSOR:INDEX") set to NaN, in a copy of its data.
+func poison(tensors []gguf.TensorInfo, spec string) ([]gguf.TensorInfo, error) {
+	name, idx, _ := strings.Cut(spec, ":")
+	var i int
+	if _, err := fmt.Sscan(idx, &i); err != nil {
+		return nil, fmt.Errorf("-nan %q: want TENSOR:INDEX", spec)
+	}
+	tensors = append([]gguf.TensorInfo(nil), tensors...)
+	for k := range tensors {
+		t := &tensors[k]
+		if t.Name != name {
+			continue
+		}
+		if t.Type != quant.F32 || i < 0 || 4*i+4 > len(t.Data) {
+			return nil, fmt.Errorf("-nan %q: %s is %s with %d bytes", spec, name, t.Type, len(t.Data))
+		}
+		t.Data = append([]byte(nil), t.Data...)
+		binary.LittleEndian.PutUint32(t.Data[4*i:], math.Float32bits(float32(math.NaN())))
+		return tensors, nil
+	}
+	return nil, fmt.Errorf("-nan %q: no tensor %s", spec, name)
 }
 
 func fail(err error) {

@@ -1,7 +1,8 @@
-package chat
+package jinja
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -210,4 +211,161 @@ func lstripLine(text string, lineStartAtBegin bool) string {
 		return text[:i]
 	}
 	return text
+}
+
+// ---- tokens inside tags ----
+
+type tokKind uint8
+
+const (
+	tkEOF tokKind = iota
+	tkName
+	tkString
+	tkInt
+	tkFloat
+	tkOp
+)
+
+type token struct {
+	kind tokKind
+	s    string // name, operator, or decoded string literal
+	i    int64
+	f    float64
+	pos  int
+}
+
+var ops3 = []string{"//", "**", "==", "!=", "<=", ">="}
+
+func lexTag(s string, base int) ([]token, error) {
+	var toks []token
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i + 1
+			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			toks = append(toks, token{kind: tkName, s: s[i:j], pos: base + i})
+			i = j
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '_') {
+				j++
+			}
+			isFloat := false
+			if j+1 < len(s) && s[j] == '.' && s[j+1] >= '0' && s[j+1] <= '9' {
+				isFloat = true
+				j++
+				for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+					j++
+				}
+			}
+			if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+				k := j + 1
+				if k < len(s) && (s[k] == '+' || s[k] == '-') {
+					k++
+				}
+				if k < len(s) && s[k] >= '0' && s[k] <= '9' {
+					isFloat = true
+					for j = k; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
+					}
+				}
+			}
+			lit := strings.ReplaceAll(s[i:j], "_", "")
+			if isFloat {
+				f, err := strconv.ParseFloat(lit, 64)
+				if err != nil {
+					return nil, fmt.Errorf("%w: bad number %q", ErrTemplate, lit)
+				}
+				toks = append(toks, token{kind: tkFloat, f: f, pos: base + i})
+			} else {
+				n, err := strconv.ParseInt(lit, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("%w: bad number %q", ErrTemplate, lit)
+				}
+				toks = append(toks, token{kind: tkInt, i: n, pos: base + i})
+			}
+			i = j
+		case c == '\'' || c == '"':
+			str, n, err := unquote(s[i:])
+			if err != nil {
+				return nil, fmt.Errorf("%w at offset %d", err, base+i)
+			}
+			toks = append(toks, token{kind: tkString, s: str, pos: base + i})
+			i += n
+		default:
+			op := ""
+			for _, o := range ops3 {
+				if strings.HasPrefix(s[i:], o) {
+					op = o
+					break
+				}
+			}
+			if op == "" {
+				if !strings.ContainsRune("()[]{}.,:|~+-*/%<>=!", rune(c)) {
+					return nil, fmt.Errorf("%w: unexpected character %q at offset %d", ErrTemplate, c, base+i)
+				}
+				op = s[i : i+1]
+			}
+			toks = append(toks, token{kind: tkOp, s: op, pos: base + i})
+			i += len(op)
+		}
+	}
+	toks = append(toks, token{kind: tkEOF, pos: base + len(s)})
+	return toks, nil
+}
+
+// unquote decodes a Python string literal at the start of s and returns it and
+// its length in s.
+func unquote(s string) (string, int, error) {
+	q := s[0]
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if c == q {
+			return b.String(), i + 1, nil
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(s) {
+			break
+		}
+		switch e := s[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case '0':
+			b.WriteByte(0)
+		case '\\', '\'', '"':
+			b.WriteByte(e)
+		case '\n':
+		case 'u', 'x':
+			n := 4
+			if e == 'x' {
+				n = 2
+			}
+			if i+n >= len(s) {
+				return "", 0, fmt.Errorf("%w: bad escape", ErrTemplate)
+			}
+			v, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
+			if err != nil {
+				return "", 0, fmt.Errorf("%w: bad escape \\%c%s", ErrTemplate, e, s[i+1:i+1+n])
+			}
+			b.WriteRune(rune(v))
+			i += n
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	}
+	return "", 0, fmt.Errorf("%w: unterminated string", ErrTemplate)
 }

@@ -1,4 +1,4 @@
-package chat
+package jinja
 
 import (
 	"math"
@@ -40,6 +40,32 @@ func (d *dict) set(k string, v value) {
 func (d *dict) get(k string) (value, bool) {
 	v, ok := d.m[k]
 	return v, ok
+}
+
+// keyList, values and items are the dict's keys, values and [key, value]
+// pairs, in order.
+func (d *dict) keyList() []value {
+	out := make([]value, len(d.keys))
+	for i, k := range d.keys {
+		out[i] = k
+	}
+	return out
+}
+
+func (d *dict) values() []value {
+	out := make([]value, len(d.keys))
+	for i, k := range d.keys {
+		out[i] = d.m[k]
+	}
+	return out
+}
+
+func (d *dict) items() []value {
+	out := make([]value, len(d.keys))
+	for i, k := range d.keys {
+		out[i] = []value{k, d.m[k]}
+	}
+	return out
 }
 
 func isUndefined(v value) bool { _, ok := v.(undefinedT); return ok }

@@ -1,0 +1,111 @@
+// Package openai declares the wire types of the Worker's OpenAI-style API
+// once: internal/server encodes its answers with them, and the tests
+// (internal/apitest, natively and on workerd) decode with them.
+package openai
+
+// Completion is a completions or chat-completions response, or one chunk of
+// a streamed one.
+type Completion struct {
+	ID      string   `json:"id"`
+	Object  string   `json:"object"` // text_completion, chat.completion, chat.completion.chunk
+	Created int64    `json:"created"`
+	Model   string   `json:"model"`
+	Choices []Choice `json:"choices"`
+	Usage   *Usage   `json:"usage,omitempty"`
+	Timings *Timings `json:"timings,omitempty"`
+}
+
+// Choice is one element of a Completion's choices.
+type Choice struct {
+	Index        int       `json:"index"`
+	Text         *string   `json:"text,omitempty"`    // completions
+	Message      *Message  `json:"message,omitempty"` // chat, whole
+	Delta        *Message  `json:"delta,omitempty"`   // chat, streamed
+	Logprobs     *struct{} `json:"logprobs"`          // always null: log probabilities are not returned
+	FinishReason *string   `json:"finish_reason"`
+}
+
+// Message is a chat message, or the delta of one in a stream.
+type Message struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+// Usage is OpenAI's token accounting, with the cached prompt tokens.
+type Usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// Timings is an extension (as llama.cpp's server has): where the time went.
+type Timings struct {
+	PromptN     int     `json:"prompt_n"` // prompt tokens actually computed (not cached)
+	PromptMS    float64 `json:"prompt_ms"`
+	PredictedN  int     `json:"predicted_n"`
+	PredictedMS float64 `json:"predicted_ms"`
+}
+
+// Text is the first choice's text, message content or delta content.
+func (c Completion) Text() string {
+	if len(c.Choices) == 0 {
+		return ""
+	}
+	ch := c.Choices[0]
+	switch {
+	case ch.Text != nil:
+		return *ch.Text
+	case ch.Message != nil && ch.Message.Content != nil:
+		return *ch.Message.Content
+	case ch.Delta != nil && ch.Delta.Content != nil:
+		return *ch.Delta.Content
+	}
+	return ""
+}
+
+// Finish is the first choice's finish_reason, "" for null.
+func (c Completion) Finish() string {
+	if len(c.Choices) == 0 || c.Choices[0].FinishReason == nil {
+		return ""
+	}
+	return *c.Choices[0].FinishReason
+}
+
+// Error is OpenAI's error object.
+type Error struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+// NewError returns an error object; an empty param or code is null.
+func NewError(typ, param, code, msg string) Error {
+	var e Error
+	e.Error.Message, e.Error.Type = msg, typ
+	if param != "" {
+		e.Error.Param = &param
+	}
+	if code != "" {
+		e.Error.Code = &code
+	}
+	return e
+}
+
+// Param is the error's param, "" for null.
+func (e Error) Param() string { return deref(e.Error.Param) }
+
+// Code is the error's code, "" for null.
+func (e Error) Code() string { return deref(e.Error.Code) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
