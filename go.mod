@@ -8,7 +8,6 @@ require (
 	github.com/andybalholm/brotli v1.2.0
 	github.com/syumai/workers v0.32.0
 	github.com/tetratelabs/wazero v1.12.0
-	github.com/x448/float16 v0.8.4
 	honnef.co/go/js/dom/v2 v2.0.0-20231112215516-51f43a291193
 )
 

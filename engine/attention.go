@@ -3,8 +3,6 @@ package engine
 import (
 	"math"
 
-	"github.com/x448/float16"
-
 	"github.com/picolm/picolm-wasm/quant"
 )
 
@@ -46,7 +44,7 @@ func (s *Session) attention(l, pos, n int) {
 			b, h := i/c.Heads, i%c.Heads
 			hd := c.HeadDim
 			qh := s.q[b][h*hd : (h+1)*hd]
-			roundFP16(qh, a.qScale)
+			quant.RoundFP16(qh, a.qScale)
 			s.attendHead(s.xb[b][h*hd:(h+1)*hd], qh, a.l, a.pos+b, h/c.KVMul, a.scale)
 		}
 	}
@@ -74,15 +72,6 @@ func (s *Session) attnScales() (scale, qScale float32) {
 	return scale, qScale
 }
 
-// roundFP16Ref sets x[i] = fp16(x[i]·scale), the value ggml's conversion
-// of the query to the keys' type gives: the readable kernel of roundFP16
-// (kernels_*.go).
-func roundFP16Ref(x []float32, scale float32) {
-	for i, v := range x {
-		x[i] = quant.FP16ToFP32(float16.Fromfloat32(v * scale).Bits())
-	}
-}
-
 // attnTile is the number of scores computed at once (on the stack).
 const attnTile = 512
 
@@ -108,7 +97,7 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 		if !oneTile {
 			s.scores(sc, qh, base+t0*kvDim, scale)
 		}
-		expShift(sc, maxScore)
+		quant.ExpShift(sc, maxScore)
 		for _, e := range sc {
 			sum += float64(e)
 		}
@@ -119,12 +108,12 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 		sc := tile[:min(attnTile, n-t0)]
 		if !oneTile {
 			s.scores(sc, qh, base+t0*kvDim, scale)
-			expShift(sc, maxScore)
+			quant.ExpShift(sc, maxScore)
 		}
-		roundFP16(sc, inv) // the weights, rounded to fp16
+		quant.RoundFP16(sc, inv) // the weights, rounded to fp16
 		for i, p := range sc {
 			off := base + (t0+i)*kvDim
-			axpyF16Vec(out, p, s.valCache[off:off+len(out)])
+			quant.AxpyF16(out, p, s.valCache[off:off+len(out)])
 		}
 	}
 }
@@ -135,7 +124,7 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 func (s *Session) scores(sc, qh []float32, off int, scale float32) []float32 {
 	kvDim := s.m.Config.KVDim
 	for i := range sc {
-		sc[i] = float32(dotF16Vec(qh, s.keyCache[off:off+len(qh)]) * scale)
+		sc[i] = float32(quant.DotF16(qh, s.keyCache[off:off+len(qh)]) * scale)
 		off += kvDim
 	}
 	return sc

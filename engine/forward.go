@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/x448/float16"
+	"github.com/picolm/picolm-wasm/quant"
 )
 
 // maxBatch is the number of consecutive positions one forward pass runs
@@ -117,8 +117,8 @@ func (s *Session) forward(tokens []int, pos int) {
 			kc := s.keyCache[base : base+c.KVDim]
 			vc := s.valCache[base : base+c.KVDim]
 			for i := range kc {
-				kc[i] = float16.Fromfloat32(k[b][i]).Bits()
-				vc[i] = float16.Fromfloat32(v[b][i]).Bits()
+				kc[i] = quant.FP32ToFP16(k[b][i])
+				vc[i] = quant.FP32ToFP16(v[b][i])
 			}
 		}
 

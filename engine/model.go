@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"github.com/picolm/picolm-wasm/engine/tokenizer"
 	"github.com/picolm/picolm-wasm/gguf"
@@ -27,7 +26,7 @@ type matrix struct {
 	cols     int
 	lo, hi   int // the rows this instance holds
 	typ      quant.Type
-	tr       *quant.Traits
+	tr       quant.Traits
 	rowBytes int
 	data     []byte
 }
@@ -418,7 +417,7 @@ func (ld *loader) matrix(name string, tensorRows, first, rows, cols int, split b
 		return matrix{}, fmt.Errorf("%w: %s is %v, want [%d %d]", ErrShape, name, t.Dims, cols, tensorRows)
 	}
 	tr := quant.TraitsOf(t.Type)
-	if tr == nil || tr.Dot == nil || tr.Dequantize == nil || quant.TraitsOf(tr.VecDotType).FromFloat == nil {
+	if !tr.HasDot() || !tr.HasDequantize() || !quant.TraitsOf(tr.VecDotType).HasFromFloat() {
 		return matrix{}, fmt.Errorf("%w: %s is %s", ErrQuantType, name, t.Type)
 	}
 	lo, hi := 0, rows
@@ -447,7 +446,7 @@ func (ld *loader) matrix(name string, tensorRows, first, rows, cols int, split b
 	tr.Dequantize(flat, raw)
 	w.typ, w.tr = quant.F32, quant.TraitsOf(quant.F32)
 	w.rowBytes = cols * 4
-	w.data = f32bytes(slices.Clone(flat[(first+lo)*cols : (first+hi)*cols]))
+	w.data = quant.F32Bytes(slices.Clone(flat[(first+lo)*cols : (first+hi)*cols]))
 	return w, nil
 }
 
@@ -462,7 +461,7 @@ func (ld *loader) vector(name string, n int) ([]float32, error) {
 		return nil, fmt.Errorf("%w: %s is %v, want [%d]", ErrShape, name, t.Dims, n)
 	}
 	tr := quant.TraitsOf(t.Type)
-	if tr == nil || tr.Dequantize == nil || n%tr.BlockSize != 0 {
+	if !tr.HasDequantize() || n%tr.BlockSize != 0 {
 		return nil, fmt.Errorf("%w: %s is %s", ErrQuantType, name, t.Type)
 	}
 	b, err := ld.bytes(t, 0, ld.size(t))
@@ -472,13 +471,4 @@ func (ld *loader) vector(name string, n int) ([]float32, error) {
 	v := make([]float32, n)
 	tr.Dequantize(v, b)
 	return v, nil
-}
-
-// f32bytes views a []float32 as its bytes (little-endian on every Go wasm and
-// amd64/arm64 target).
-func f32bytes(v []float32) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
 }

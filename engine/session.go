@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"math"
+
+	"github.com/picolm/picolm-wasm/quant"
 )
 
 // SessionOptions sizes a Session.
@@ -114,7 +116,7 @@ func (m *Model) NewSession(o SessionOptions) (*Session, error) {
 	if m.spec.neox {
 		s.rope = ropeNeoX
 	}
-	s.swigluStep = func(b int) { swiglu(s.hb[b], s.hb2[b]) }
+	s.swigluStep = func(b int) { quant.SwiGLU(s.hb[b], s.hb2[b]) }
 	return s, nil
 }
 

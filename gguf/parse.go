@@ -324,7 +324,7 @@ func parse(b []byte, size uint64) (*File, error) {
 			return nil, err
 		}
 		tr := quant.TraitsOf(quant.Type(typ))
-		if tr == nil || tr.BlockSize <= 0 || tr.TypeSize <= 0 {
+		if !tr.Valid() {
 			return nil, d.errf(atType, ErrTensorType, "type id %d", typ)
 		}
 		if key, own := quant.ExtensionKey(quant.Type(typ)); own {
@@ -427,7 +427,7 @@ func alignUp(x, a uint64) (uint64, bool) {
 }
 
 func typeName(t quant.Type) string {
-	if tr := quant.TraitsOf(t); tr != nil {
+	if tr := quant.TraitsOf(t); tr.Valid() {
 		return tr.Name
 	}
 	return "type " + strconv.FormatUint(uint64(t), 10)

@@ -211,7 +211,7 @@ func Write(w io.Writer, kv []KeyValue, tensors []TensorInfo, alignment uint64) e
 // tensorSize returns the byte size of a tensor from its dims and type.
 func tensorSize(t *TensorInfo) (uint64, error) {
 	tr := quant.TraitsOf(t.Type)
-	if tr == nil || tr.BlockSize <= 0 || tr.TypeSize <= 0 {
+	if !tr.Valid() {
 		return 0, fmt.Errorf("gguf: write: tensor %q: type id %d: %w", t.Name, uint32(t.Type), ErrTensorType)
 	}
 	if len(t.Dims) > MaxDims {

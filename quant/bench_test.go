@@ -14,7 +14,7 @@ const (
 func dotTypes() []Type {
 	var ts []Type
 	for id := range Type(64) {
-		if tr := TraitsOf(id); tr != nil && tr.Dot != nil {
+		if TraitsOf(id).HasDot() {
 			ts = append(ts, id)
 		}
 	}
@@ -35,7 +35,7 @@ func benchData(tb testing.TB, t Type) (w, act []byte) {
 		tb.Fatal(err)
 	}
 	w = make([]byte, benchRows*rowBytes)
-	if tr.FromFloat != nil {
+	if tr.HasFromFloat() {
 		tr.FromFloat(w, src)
 	} else {
 		goldenTiled(tb, t, w)
@@ -68,15 +68,13 @@ func BenchmarkDot(b *testing.B) {
 }
 
 // BenchmarkDotN measures DotEach with MaxDotN activations (a prefill
-// batch) over benchRows rows; MB/s is weight bytes read per second, so the
-// ratio to BenchmarkDot's MB/s is how many times faster than MaxDotN
-// separate dots a batch is.
+// batch) over benchRows rows, for the types with platform kernels (with a
+// DotN kernel on SIMD builds, Dot per activation in portable ones); MB/s is
+// weight bytes read per second, so the ratio to BenchmarkDot's MB/s is how
+// many times faster than MaxDotN separate dots a batch is.
 func BenchmarkDotN(b *testing.B) {
-	for _, t := range dotTypes() {
+	for _, t := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
 		tr := TraitsOf(t)
-		if tr.DotN == nil {
-			continue
-		}
 		b.Run(t.String(), func(b *testing.B) {
 			w, act := benchData(b, t)
 			acts := make([][]byte, MaxDotN)
@@ -100,7 +98,7 @@ func BenchmarkDotN(b *testing.B) {
 func BenchmarkDequantize(b *testing.B) {
 	for id := range Type(64) {
 		tr := TraitsOf(id)
-		if tr == nil || tr.Dequantize == nil {
+		if !tr.HasDequantize() {
 			continue
 		}
 		b.Run(id.String(), func(b *testing.B) {
@@ -134,18 +132,21 @@ func BenchmarkActivation(b *testing.B) {
 
 // TestDotAllocs checks that no dot kernel allocates.
 func TestDotAllocs(t *testing.T) {
-	for _, typ := range dotTypes() {
-		w, act := benchData(t, typ)
-		dot := TraitsOf(typ).Dot
-		rowBytes := len(w) / benchRows
-		if n := testing.AllocsPerRun(10, func() { dot(benchCols, w[:rowBytes], act) }); n != 0 {
-			t.Errorf("%v: Dot allocates %v times", typ, n)
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		for _, typ := range dotTypes() {
+			w, act := benchData(t, typ)
+			tr := ks.traits(typ)
+			dot := tr.Dot
+			rowBytes := len(w) / benchRows
+			if n := testing.AllocsPerRun(10, func() { dot(benchCols, w[:rowBytes], act) }); n != 0 {
+				t.Errorf("%v: Dot allocates %v times", typ, n)
+			}
+			acts, out := [][]byte{act, act, act, act, act}, make([]float32, 5)
+			if n := testing.AllocsPerRun(10, func() { tr.DotEach(benchCols, w[:rowBytes], acts, out) }); n != 0 {
+				t.Errorf("%v: DotEach allocates %v times", typ, n)
+			}
 		}
-		acts, out := [][]byte{act, act, act, act, act}, make([]float32, 5)
-		if n := testing.AllocsPerRun(10, func() { TraitsOf(typ).DotEach(benchCols, w[:rowBytes], acts, out) }); n != 0 {
-			t.Errorf("%v: DotEach allocates %v times", typ, n)
-		}
-	}
+	})
 }
 
 // goldenTiled fills w (benchRows rows of benchCols elements of t) with

@@ -5,7 +5,7 @@ package quant
 // with every activation while it is in registers, instead of decoding the
 // row again per activation; the results are bit-identical to calling Dot
 // once per activation (per activation the block sums are accumulated in the
-// same order, with the same float32 operations). simd_test.go checks that.
+// same order, with the same float32 operations). twins_test.go checks that.
 
 // MaxDotN is the number of activations a DotN kernel takes at once;
 // Traits.DotEach splits longer lists.
@@ -13,17 +13,17 @@ const MaxDotN = 16
 
 // DotEach sets out[i] to Dot(n, w, acts[i]) for every activation, with the
 // type's DotN kernel if it has one (len(out) >= len(acts)).
-func (tr *Traits) DotEach(n int, w []byte, acts [][]byte, out []float32) {
+func (tr Traits) DotEach(n int, w []byte, acts [][]byte, out []float32) {
 	out = out[:len(acts)]
-	if tr.DotN == nil {
-		dotEach(tr.Dot, n, w, acts, out)
+	if tr.dotN == nil {
+		dotEach(tr.dot, n, w, acts, out)
 		return
 	}
 	for len(acts) > MaxDotN {
-		tr.DotN(n, w, acts[:MaxDotN], out[:MaxDotN])
+		tr.dotN(n, w, acts[:MaxDotN], out[:MaxDotN])
 		acts, out = acts[MaxDotN:], out[MaxDotN:]
 	}
-	tr.DotN(n, w, acts, out)
+	tr.dotN(n, w, acts, out)
 }
 
 // dotEach is the reference of every DotN kernel: Dot per activation.
@@ -36,12 +36,12 @@ func dotEach(dot func(n int, w, act []byte) float32, n int, w []byte, acts [][]b
 // MatVec sets out[r] to Dot(n, w[r*rowBytes:], act) for r < len(out)
 // (rowBytes = n/BlockSize*TypeSize), with the type's DotRows kernel if it
 // has one; the results are bit-identical to Dot's.
-func (tr *Traits) MatVec(n int, w, act []byte, out []float32) {
-	if tr.DotRows != nil {
-		tr.DotRows(n, w, act, out)
+func (tr Traits) MatVec(n int, w, act []byte, out []float32) {
+	if tr.dotRows != nil {
+		tr.dotRows(n, w, act, out)
 		return
 	}
-	dotRows(tr.Dot, n, n/tr.BlockSize*tr.TypeSize, w, act, out)
+	dotRows(tr.dot, n, n/tr.BlockSize*tr.TypeSize, w, act, out)
 }
 
 // dotRows is the reference of every DotRows kernel: Dot per row.

@@ -10,7 +10,7 @@ import (
 
 func TestE8IQ3Traits(t *testing.T) {
 	tr := TraitsOf(E8_IQ3)
-	if tr == nil || tr.Name != "E8_IQ3" || tr.BlockSize != 256 || tr.TypeSize != 98 || tr.VecDotType != Q8_K {
+	if !tr.Valid() || tr.Name != "E8_IQ3" || tr.BlockSize != 256 || tr.TypeSize != 98 || tr.VecDotType != Q8_K {
 		t.Fatalf("traits %+v", tr)
 	}
 	if n, err := RowSize(E8_IQ3, 512); err != nil || n != 196 {

@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // The unquantised formats, one element per "block":
@@ -90,8 +91,21 @@ func dotBF16(n int, w, act []byte) float32 {
 	return float32(sum)
 }
 
+// F32Bytes returns the bytes of v, its F32 encoding (Go's wasm and amd64
+// and arm64 targets are little-endian), without copying: the activation of
+// an F32 dot, or a float32 buffer to hand on as bytes.
+func F32Bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
+}
+
 // fp16At reads the binary16 value at b[0:2] as a float32.
 func fp16At(b []byte) float32 { return FP16ToFP32(binary.LittleEndian.Uint16(b)) }
+
+// f32At reads the little-endian float32 at b[0:4].
+func f32At(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }
 
 // putFP16 stores f at b[0:2] as binary16.
 func putFP16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, FP32ToFP16(f)) }

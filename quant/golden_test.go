@@ -75,8 +75,8 @@ func TestTraitsMatchManifest(t *testing.T) {
 	for _, mt := range loadManifest(t) {
 		typ := Type(mt.ID)
 		tr := TraitsOf(typ)
-		if tr == nil {
-			t.Errorf("%s: TraitsOf(%d) = nil", mt.Name, mt.ID)
+		if !tr.Valid() {
+			t.Errorf("%s: TraitsOf(%d) is not valid", mt.Name, mt.ID)
 			continue
 		}
 		if tr.Name != mt.Name || typ.String() != mt.Name {
@@ -89,7 +89,7 @@ func TestTraitsMatchManifest(t *testing.T) {
 			t.Errorf("%s: VecDotType %v, want id %d", mt.Name, tr.VecDotType, mt.VecDotTypeID)
 		}
 		vt := TraitsOf(tr.VecDotType)
-		if vt == nil || vt.BlockSize != mt.VecBlockSize || vt.TypeSize != mt.VecTypeSize {
+		if !vt.Valid() || vt.BlockSize != mt.VecBlockSize || vt.TypeSize != mt.VecTypeSize {
 			t.Errorf("%s: vec_dot type %v has wrong sizes", mt.Name, tr.VecDotType)
 		}
 		if n, err := RowSize(typ, mt.Cols); err != nil || n != mt.RowBytes {
@@ -113,7 +113,7 @@ func TestGolden(t *testing.T) {
 func testGoldenType(t *testing.T, mt manifestType) {
 	typ := Type(mt.ID)
 	tr := TraitsOf(typ)
-	if tr == nil {
+	if !tr.Valid() {
 		t.Fatalf("no traits for id %d", mt.ID)
 	}
 	vt := TraitsOf(tr.VecDotType)
@@ -127,7 +127,7 @@ func testGoldenType(t *testing.T, mt manifestType) {
 		t.Fatalf("golden file sizes do not match the manifest")
 	}
 	t.Run("Dequantize", func(t *testing.T) {
-		if tr.Dequantize == nil {
+		if !tr.HasDequantize() {
 			t.Fatal("Dequantize is nil")
 		}
 		got := make([]float32, len(deq))
@@ -148,7 +148,7 @@ func testGoldenType(t *testing.T, mt manifestType) {
 	})
 
 	t.Run("Dot", func(t *testing.T) {
-		if tr.Dot == nil {
+		if !tr.HasDot() {
 			t.Fatal("Dot is nil")
 		}
 		for r := range mt.Rows {
@@ -162,7 +162,7 @@ func testGoldenType(t *testing.T, mt manifestType) {
 	})
 
 	t.Run("ActFromFloat", func(t *testing.T) {
-		if vt.FromFloat == nil {
+		if !vt.HasFromFloat() {
 			t.Errorf("activation type %v has no FromFloat", tr.VecDotType)
 			return
 		}
@@ -172,7 +172,7 @@ func testGoldenType(t *testing.T, mt manifestType) {
 	})
 
 	t.Run("FromFloat", func(t *testing.T) {
-		if tr.FromFloat == nil {
+		if !tr.HasFromFloat() {
 			if wantQuantizer[typ] {
 				t.Errorf("FromFloat is nil")
 			} else {

@@ -3,10 +3,10 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// The K-quants' DotRows kernels (dotRowsQ4_K, dotRowsQ6_K in
-// dotrows_amd64_simd.go; the references are dotQ4_KRef, dotQ6_KRef): Dot
-// row after row, each block's work as dotQ4_K / dotQ6_K do it, written by
-// hand so that nothing is spilled or called per block. Each block's exact
+// The K-quants' DotRows kernels (dotRowsQ4_KAVX2, dotRowsQ6_KAVX2 in
+// dotrows_amd64.go; the references are dotQ4_KRef, dotQ6_KRef): Dot row
+// after row, each block's work as dotQ4_KAVX2 / dotQ6_KAVX2 do it, written
+// by hand so that nothing is spilled or called per block. Each block's exact
 // int32 sums are reduced, and its float part is the reference's, in scalar
 // lanes (the fp16 scales by VCVTPH2PS, exact as FP16ToFP32).
 //
@@ -140,7 +140,7 @@ q4kdone:
 // sum += float32(fp16(d)·yd)·float32(isum).
 // Y4 the block's scales, Y5 Σ scale·bsum, Y10, Y11 the scales of each
 // half, Y14 0x30 bytes, Y15 0x0f bytes, Y2, Y3, Y6..Y9, Y12 scratch
-// (q6KRowsConsts: the four scale shuffles of dotQ6_K, 0x0f and 0x30 bytes).
+// (q6KRowsConsts: the four scale shuffles of dotQ6_KAVX2, 0x0f and 0x30 bytes).
 
 // QUARTER(q, k, h, S) adds quants q (quarter k of half h, 32 of them) times
 // the activation, times their sub-blocks' scales (from S), to Y1.

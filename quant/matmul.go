@@ -12,15 +12,16 @@ package quant
 // MatMul sets outs[i][at+r] to Dot(n, w[r*rowBytes:], acts[i]) for every
 // activation i and every row r < len(w)/rowBytes (rowBytes =
 // n/BlockSize*TypeSize), with the type's DotRowsN kernel if it has one,
-// else DotEach row by row.
-func (tr *Traits) MatMul(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+// else Dot per row and activation. (A table that gives a type a DotN
+// kernel gives it a DotRowsN kernel too, eachRow if nothing better.)
+func (tr Traits) MatMul(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	rowBytes := n / tr.BlockSize * tr.TypeSize
 	for len(acts) > 0 {
 		k := min(len(acts), MaxDotN)
-		if tr.DotRowsN != nil {
-			tr.DotRowsN(n, w, acts[:k], outs[:k], at)
+		if tr.dotRowsN != nil {
+			tr.dotRowsN(n, w, acts[:k], outs[:k], at)
 		} else {
-			matMul(tr, n, rowBytes, w, acts[:k], outs[:k], at)
+			matMul(tr.dot, n, rowBytes, w, acts[:k], outs[:k], at)
 		}
 		acts, outs = acts[k:], outs[k:]
 	}
@@ -28,17 +29,28 @@ func (tr *Traits) MatMul(n int, w []byte, acts [][]byte, outs [][]float32, at in
 
 // matMul is the reference of every DotRowsN kernel: Dot per row and
 // activation.
-func matMul(tr *Traits, n, rowBytes int, w []byte, acts [][]byte, outs [][]float32, at int) {
+func matMul(dot func(n int, w, act []byte) float32, n, rowBytes int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	for r := range len(w) / rowBytes {
 		for i, a := range acts {
-			outs[i][at+r] = tr.Dot(n, w[r*rowBytes:(r+1)*rowBytes], a)
+			outs[i][at+r] = dot(n, w[r*rowBytes:(r+1)*rowBytes], a)
 		}
 	}
 }
 
-// scatter sets outs[i][r] to dots[i] for every i < len(dots).
-func scatter(outs [][]float32, r int, dots []float32) {
-	for i, d := range dots {
-		outs[i][r] = d
+// eachRow is the DotRowsN kernel made of the DotN kernel dotN, row by row,
+// for rows of rowBytes bytes. The row's dots stay on the stack only where
+// eachRow is inlined with a dotN known at compile time (a func value whose
+// callee is unknown would make them escape): each table's DotRowsN kernel
+// that is eachRow calls it with its DotN kernel by name.
+//
+//lint:ignore U1000 the platform tables use it (builds without them do not)
+func eachRow(dotN func(n int, w []byte, acts [][]byte, out []float32), rowBytes, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	var dots [MaxDotN]float32
+	d := dots[:len(acts)]
+	for ; len(w) >= rowBytes; w, at = w[rowBytes:], at+1 {
+		dotN(n, w[:rowBytes], acts, d)
+		for i, v := range d {
+			outs[i][at] = v
+		}
 	}
 }

@@ -3,14 +3,14 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// The AVX512-VNNI rows of the Q4_K DotRowsN kernel (matmul_kvnni_amd64_simd.go;
+// The AVX512-VNNI rows of the Q4_K DotRowsN kernel (matmul_kvnni_amd64.go;
 // the reference is dotQ4_KRef), on 256-bit registers like
 // matmul_vnni_amd64.s. Per block and sub-block s of 32 quants: the row's
 // quants 4e..4e+3 (nibbles, unsigned) broadcast to every dword (Y2..Y9),
 // VPDPBUSD with the activations' transposed quants gives lane k activation
 // k's exact Σq·y; times the sub-block's scale (VPMULLD), summed over s:
 // isum. summ = Σ_s m_s·(bsum 2s + bsum 2s+1) by VPMADDWD. Then, lane by lane
-// as dotQ4_K: sum += float32(d·yd·isum) - float32(dmin·yd·summ).
+// as dotQ4_KAVX2: sum += float32(d·yd·isum) - float32(dmin·yd·summ).
 //
 // register use:
 //	SI weight block, DI its prepared quants, R8 bsums, R9 scales (yd),

@@ -14,18 +14,20 @@ import (
 // may take a fast path only for what the quantiser produces); some blocks
 // get a zero, subnormal, infinite or NaN scale.
 func TestMatMul(t *testing.T) {
-	for _, typ := range dotTypes() {
-		tr := TraitsOf(typ)
-		checkMatMul(t, typ, tr.MatMul)
-	}
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		for _, typ := range dotTypes() {
+			tr := ks.traits(typ)
+			checkMatMul(t, tr, typ, tr.MatMul)
+		}
+	})
 }
 
-// checkMatMul runs TestMatMul's cases through matMul, a MatMul of typ.
-func checkMatMul(t *testing.T, typ Type, matMul func(n int, w []byte, acts [][]byte, outs [][]float32, at int)) {
+// checkMatMul runs TestMatMul's cases through matMul, a MatMul of typ,
+// against the Dot of tr, typ's traits.
+func checkMatMul(t *testing.T, tr Traits, typ Type, matMul func(n int, w []byte, acts [][]byte, outs [][]float32, at int)) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(13, uint64(typ)))
 	specials := []uint16{0, 0x0001, 0x03ff, 0x7c00, 0xfc00, 0x7e00}
-	tr := TraitsOf(typ)
 	at := TraitsOf(tr.VecDotType)
 	{
 		for iter := range 48 {
@@ -40,7 +42,7 @@ func checkMatMul(t *testing.T, typ Type, matMul func(n int, w []byte, acts [][]b
 			w := randBlocks(rng, typ, nb*rows)
 			acts := make([][]byte, nacts)
 			for i := range acts {
-				if iter%2 == 0 || at.FromFloat == nil {
+				if iter%2 == 0 || !at.HasFromFloat() {
 					acts[i] = randBlocks(rng, tr.VecDotType, n/at.BlockSize)
 					continue
 				}

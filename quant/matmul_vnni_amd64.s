@@ -4,8 +4,9 @@
 #include "textflag.h"
 
 // The AVX512-VNNI rows of the Q4_0 and Q8_0 DotRowsN kernels
-// (matmul_amd64_simd.go, which checks the CPU and has the AVX2 kernels for
-// CPUs without it; the reference is dotQ4_0Ref / dotQ8_0Ref). archsimd has
+// (dotRowsNQ4_0VNNI, dotRowsNQ8_0VNNI in matmul_amd64.go, which also has
+// the AVX2 kernels for CPUs without VNNI; the references are dotQ4_0Ref /
+// dotQ8_0Ref). archsimd has
 // no VPDPBUSD, so these are written by hand, on 256-bit registers
 // (AVX512VL).
 //

@@ -2,14 +2,23 @@
 // layouts, dequantisers, quantisers and fused dot products.
 //
 // Every format is described once, by an entry in a single traits table
-// indexed by its ggml type id (see TraitsOf). Each block format lives in its
-// own file with its byte layout, bit rate and a compile-time size check.
+// indexed by its ggml type id (see TraitsOf and table.go). Each block format
+// lives in its own file with its byte layout, bit rate, a compile-time size
+// check and its portable kernels.
 //
 // Dot products follow ggml's mul_mat: the activation vector is quantised once
 // per matrix-vector product to the weight type's VecDotType (Q8_0, Q8_1 or
 // Q8_K for the quantised formats), and the kernels are integer dot products
 // over the quantised values, scaled per block exactly as ggml's generic C
 // kernels do.
+//
+// The package also holds the other kernels of the engine's hot loops, over
+// float32 vectors (DotF16, AxpyF16, ExpShift, SwiGLU, RoundFP16) and the
+// activation quantizers of ggml's x86 backend (QuantizeActQ8_0, Q8_1).
+// Every kernel has a readable reference beside it, a portable Go kernel
+// that is always compiled, and SIMD twins for wasm (SIMD128) and amd64
+// (AVX2, AVX512-VNNI), which run where GOEXPERIMENT=simd builds them and
+// the CPU has their features, chosen once per process (table.go).
 //
 // Everything is little-endian, as in GGUF files.
 package quant
@@ -71,98 +80,82 @@ var (
 	ErrRowSize = errors.New("quant: invalid row size")
 )
 
-// Traits describes one ggml type.
+// Traits describes one ggml type: its block layout and its kernels.
+// TraitsOf returns a copy from the package's table, whose kernels are
+// reached through the methods below; the zero Traits (of an unknown id) is
+// not Valid and has no kernels.
 //
 // Dequantize, FromFloat and Dot expect whole blocks: len(dst), len(src) and n
 // must be multiples of BlockSize and the byte slices must hold at least
 // RowSize bytes for them (use RowSize to validate sizes coming from a file).
 // A violated precondition is a programming error and panics with an index
-// out of range, like any out-of-bounds slice access.
+// out of range, like any out-of-bounds slice access; so does calling a
+// kernel the type does not have (see HasDequantize, HasFromFloat, HasDot).
 type Traits struct {
 	Name       string // the type's name as in ggml's GGML_TYPE_ enum, e.g. "Q4_K"
 	BlockSize  int    // elements per block
 	TypeSize   int    // bytes per block
 	VecDotType Type   // the activation format Dot takes
 
-	// Dequantize decodes len(dst)/BlockSize blocks of src into dst.
-	// nil if not implemented.
-	Dequantize func(dst []float32, src []byte)
-	// FromFloat quantises len(src)/BlockSize blocks of src into dst with
-	// ggml's reference quantiser. nil if not implemented.
-	FromFloat func(dst []byte, src []float32)
-	// Dot returns the dot product of n elements of weights w (this type)
-	// with n activations act (encoded as VecDotType). nil if not
-	// implemented.
-	Dot func(n int, w, act []byte) float32
-	// DotN sets out[i] to Dot(n, w, acts[i]) for up to MaxDotN
-	// activations, decoding each weight block once (see DotEach, which
-	// falls back to Dot when it is nil).
-	DotN func(n int, w []byte, acts [][]byte, out []float32)
-	// DotRows sets out[r] to Dot(n, w[r*rowBytes:], act) for r < len(out),
+	kernels
+}
+
+// kernels are a type's kernels (see table.go); a nil kernel is one the
+// type does not have, or (dotN, dotRows, dotRowsN) one whose work the
+// methods do with the kernels it has.
+type kernels struct {
+	// dequantize decodes len(dst)/BlockSize blocks of src into dst.
+	dequantize func(dst []float32, src []byte)
+	// fromFloat quantises len(src)/BlockSize blocks of src into dst with
+	// ggml's reference quantiser.
+	fromFloat func(dst []byte, src []float32)
+	// dot returns the dot product of n elements of weights w (this type)
+	// with n activations act (encoded as VecDotType).
+	dot func(n int, w, act []byte) float32
+	// dotN sets out[i] to dot(n, w, acts[i]) for up to MaxDotN activations,
+	// decoding each weight block once (see DotEach).
+	dotN func(n int, w []byte, acts [][]byte, out []float32)
+	// dotRows sets out[r] to dot(n, w[r*rowBytes:], act) for r < len(out),
 	// rowBytes = n/BlockSize*TypeSize: a matrix-vector product over
 	// consecutive rows, where a kernel can prepare the activation once and
-	// share its loads between rows (see MatVec, which falls back to Dot per
-	// row when it is nil).
-	DotRows func(n int, w, act []byte, out []float32)
-	// DotRowsN sets outs[i][at+r] to Dot(n, w[r*rowBytes:], acts[i]) for
+	// share its loads between rows (see MatVec).
+	dotRows func(n int, w, act []byte, out []float32)
+	// dotRowsN sets outs[i][at+r] to dot(n, w[r*rowBytes:], acts[i]) for
 	// up to MaxDotN activations and every row r < len(w)/rowBytes: a
 	// matrix times a prefill batch, the activations prepared once per call
-	// (see MatMul, which falls back to DotEach per row when it is nil).
-	DotRowsN func(n int, w []byte, acts [][]byte, outs [][]float32, at int)
+	// (see MatMul).
+	dotRowsN func(n int, w []byte, acts [][]byte, outs [][]float32, at int)
 }
 
-// traits is the one table of formats, indexed by type id. An entry with an
-// empty Name is not a valid type. Adding a kernel is a one-field change here.
-var traits = [...]Traits{
-	F32:  {Name: "F32", BlockSize: 1, TypeSize: 4, VecDotType: F32, Dequantize: dequantizeF32, FromFloat: fromFloatF32, Dot: dotF32},
-	F16:  {Name: "F16", BlockSize: 1, TypeSize: 2, VecDotType: F16, Dequantize: dequantizeF16, FromFloat: fromFloatF16, Dot: dotF16},
-	BF16: {Name: "BF16", BlockSize: 1, TypeSize: 2, VecDotType: BF16, Dequantize: dequantizeBF16, FromFloat: fromFloatBF16, Dot: dotBF16},
-	F64:  {Name: "F64", BlockSize: 1, TypeSize: 8, VecDotType: F64},
-	I8:   {Name: "I8", BlockSize: 1, TypeSize: 1, VecDotType: I8},
-	I16:  {Name: "I16", BlockSize: 1, TypeSize: 2, VecDotType: I16},
-	I32:  {Name: "I32", BlockSize: 1, TypeSize: 4, VecDotType: I32},
-	I64:  {Name: "I64", BlockSize: 1, TypeSize: 8, VecDotType: I64},
+// Valid reports whether tr describes a type (TraitsOf of an unknown id
+// returns the zero Traits, which does not).
+func (tr Traits) Valid() bool { return tr.BlockSize > 0 }
 
-	Q4_0: {Name: "Q4_0", BlockSize: qk, TypeSize: q4_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ4_0, FromFloat: quantizeQ4_0, Dot: dotQ4_0, DotN: dotNQ4_0, DotRows: dotRowsQ4_0, DotRowsN: dotRowsNQ4_0},
-	Q4_1: {Name: "Q4_1", BlockSize: qk, TypeSize: q4_1Bytes, VecDotType: Q8_1, Dequantize: dequantizeQ4_1, FromFloat: quantizeQ4_1, Dot: dotQ4_1},
-	Q5_0: {Name: "Q5_0", BlockSize: qk, TypeSize: q5_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ5_0, FromFloat: quantizeQ5_0, Dot: dotQ5_0},
-	Q5_1: {Name: "Q5_1", BlockSize: qk, TypeSize: q5_1Bytes, VecDotType: Q8_1, Dequantize: dequantizeQ5_1, FromFloat: quantizeQ5_1, Dot: dotQ5_1},
-	Q8_0: {Name: "Q8_0", BlockSize: qk, TypeSize: q8_0Bytes, VecDotType: Q8_0, Dequantize: dequantizeQ8_0, FromFloat: quantizeQ8_0, Dot: dotQ8_0, DotN: dotNQ8_0, DotRows: dotRowsQ8_0, DotRowsN: dotRowsNQ8_0},
-	Q8_1: {Name: "Q8_1", BlockSize: qk, TypeSize: q8_1Bytes, VecDotType: Q8_1, FromFloat: quantizeQ8_1},
+// HasDequantize reports whether the type has a dequantiser.
+func (tr Traits) HasDequantize() bool { return tr.dequantize != nil }
 
-	Q2_K: {Name: "Q2_K", BlockSize: qkK, TypeSize: q2_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ2_K, FromFloat: quantizeQ2_K, Dot: dotQ2_K},
-	Q3_K: {Name: "Q3_K", BlockSize: qkK, TypeSize: q3_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ3_K, FromFloat: quantizeQ3_K, Dot: dotQ3_K},
-	Q4_K: {Name: "Q4_K", BlockSize: qkK, TypeSize: q4_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ4_K, FromFloat: quantizeQ4_K, Dot: dotQ4_K, DotN: dotNQ4_K, DotRows: dotRowsQ4_K, DotRowsN: dotRowsNQ4_K},
-	Q5_K: {Name: "Q5_K", BlockSize: qkK, TypeSize: q5_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ5_K, FromFloat: quantizeQ5_K, Dot: dotQ5_K},
-	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, Dequantize: dequantizeQ6_K, FromFloat: quantizeQ6_K, Dot: dotQ6_K, DotN: dotNQ6_K, DotRows: dotRowsQ6_K, DotRowsN: dotRowsNQ6_K},
-	Q8_K: {Name: "Q8_K", BlockSize: qkK, TypeSize: q8_KBytes, VecDotType: Q8_K, FromFloat: quantizeQ8_K},
+// HasFromFloat reports whether the type has a quantiser.
+func (tr Traits) HasFromFloat() bool { return tr.fromFloat != nil }
 
-	IQ2_XXS: {Name: "IQ2_XXS", BlockSize: qkK, TypeSize: iq2_XXSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ2_XXS, Dot: dotIQ2_XXS},
-	IQ2_XS:  {Name: "IQ2_XS", BlockSize: qkK, TypeSize: iq2_XSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ2_XS, Dot: dotIQ2_XS},
-	IQ2_S:   {Name: "IQ2_S", BlockSize: qkK, TypeSize: iq2_SBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ2_S, Dot: dotIQ2_S},
-	IQ3_XXS: {Name: "IQ3_XXS", BlockSize: qkK, TypeSize: iq3_XXSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ3_XXS, Dot: dotIQ3_XXS},
-	IQ3_S:   {Name: "IQ3_S", BlockSize: qkK, TypeSize: iq3_SBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ3_S, Dot: dotIQ3_S},
-	IQ1_S:   {Name: "IQ1_S", BlockSize: qkK, TypeSize: iq1_SBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ1_S, Dot: dotIQ1_S},
-	IQ1_M:   {Name: "IQ1_M", BlockSize: qkK, TypeSize: iq1_MBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ1_M, Dot: dotIQ1_M},
-	IQ4_NL:  {Name: "IQ4_NL", BlockSize: qk, TypeSize: iq4_NLBytes, VecDotType: Q8_0, Dequantize: dequantizeIQ4_NL, FromFloat: quantizeIQ4_NL, Dot: dotIQ4_NL},
-	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, Dequantize: dequantizeIQ4_XS, FromFloat: quantizeIQ4_XS, Dot: dotIQ4_XS},
-	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, Dequantize: dequantizeTQ1_0, FromFloat: quantizeTQ1_0, Dot: dotTQ1_0},
-	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: tq2_0Bytes, VecDotType: Q8_K, Dequantize: dequantizeTQ2_0, FromFloat: quantizeTQ2_0, Dot: dotTQ2_0},
-	E8_IQ3:  {Name: "E8_IQ3", BlockSize: qkK, TypeSize: e8iq3Bytes, VecDotType: Q8_K, Dequantize: dequantizeE8IQ3, FromFloat: quantizeE8IQ3, Dot: dotE8IQ3}, // picoLM's own: see e8iq3.go
-}
+// HasDot reports whether the type has a dot kernel (and so DotEach, MatVec
+// and MatMul).
+func (tr Traits) HasDot() bool { return tr.dot != nil }
 
-// TraitsOf returns the traits of t, or nil if t is not a ggml type.
-func TraitsOf(t Type) *Traits {
-	if int(t) >= len(traits) || traits[t].Name == "" {
-		return nil
-	}
-	return &traits[t]
-}
+// Dequantize decodes len(dst)/BlockSize blocks of src into dst.
+func (tr Traits) Dequantize(dst []float32, src []byte) { tr.dequantize(dst, src) }
+
+// FromFloat quantises len(src)/BlockSize blocks of src into dst with
+// ggml's reference quantiser.
+func (tr Traits) FromFloat(dst []byte, src []float32) { tr.fromFloat(dst, src) }
+
+// Dot returns the dot product of n elements of weights w (this type) with
+// n activations act (encoded as VecDotType).
+func (tr Traits) Dot(n int, w, act []byte) float32 { return tr.dot(n, w, act) }
 
 // String returns the ggml name of t (e.g. "Q4_K"), or "type(N)" for an
 // unknown id.
 func (t Type) String() string {
-	if tr := TraitsOf(t); tr != nil {
+	if tr := TraitsOf(t); tr.Valid() {
 		return tr.Name
 	}
 	return "type(" + strconv.FormatUint(uint64(t), 10) + ")"
@@ -172,7 +165,7 @@ func (t Type) String() string {
 // It fails with ErrUnknownType, ErrBlockMultiple or ErrRowSize.
 func RowSize(t Type, n int) (int, error) {
 	tr := TraitsOf(t)
-	if tr == nil {
+	if !tr.Valid() {
 		return 0, fmt.Errorf("%w: id %d", ErrUnknownType, uint32(t))
 	}
 	if n < 0 {

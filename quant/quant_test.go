@@ -9,8 +9,8 @@ import (
 
 func TestUnknownTypes(t *testing.T) {
 	for _, id := range []Type{4, 5, 31, 32, 33, 36, 39, 1000, math.MaxUint32} {
-		if tr := TraitsOf(id); tr != nil {
-			t.Errorf("TraitsOf(%d) = %+v, want nil", id, tr)
+		if tr := TraitsOf(id); tr.Valid() {
+			t.Errorf("TraitsOf(%d) = %+v, want the zero Traits", id, tr)
 		}
 		if _, err := RowSize(id, 256); !errors.Is(err, ErrUnknownType) {
 			t.Errorf("RowSize(%d) error = %v, want ErrUnknownType", id, err)
@@ -36,16 +36,16 @@ func TestTableConsistent(t *testing.T) {
 	n := 0
 	for id := range Type(64) {
 		tr := TraitsOf(id)
-		if tr == nil {
+		if !tr.Valid() {
 			continue
 		}
 		n++
 		if tr.BlockSize <= 0 || tr.TypeSize <= 0 {
 			t.Errorf("%v: bad sizes %d/%d", id, tr.BlockSize, tr.TypeSize)
 		}
-		if vt := TraitsOf(tr.VecDotType); vt == nil {
+		if vt := TraitsOf(tr.VecDotType); !vt.Valid() {
 			t.Errorf("%v: VecDotType %v unknown", id, tr.VecDotType)
-		} else if tr.Dot != nil && vt.FromFloat == nil {
+		} else if tr.HasDot() && !vt.HasFromFloat() {
 			t.Errorf("%v: has Dot but activation type %v has no FromFloat", id, tr.VecDotType)
 		}
 	}

@@ -25,20 +25,22 @@ var refDots = map[Type]func(n int, w, act []byte) float32{
 }
 
 func TestDotMatchesReference(t *testing.T) {
-	for typ, ref := range refDots {
-		w, act := benchData(t, typ)
-		dot := TraitsOf(typ).Dot
-		rowBytes := len(w) / benchRows
-		for r := range benchRows {
-			row := w[r*rowBytes : (r+1)*rowBytes]
-			for _, n := range []int{benchCols, 256, 512} {
-				got, want := dot(n, row, act), ref(n, row, act)
-				if math.Float32bits(got) != math.Float32bits(want) {
-					t.Fatalf("%v row %d n %d: %g, reference %g", typ, r, n, got, want)
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		for typ, ref := range refDots {
+			w, act := benchData(t, typ)
+			dot := ks.traits(typ).Dot
+			rowBytes := len(w) / benchRows
+			for r := range benchRows {
+				row := w[r*rowBytes : (r+1)*rowBytes]
+				for _, n := range []int{benchCols, 256, 512} {
+					got, want := dot(n, row, act), ref(n, row, act)
+					if math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("%v row %d n %d: %g, reference %g", typ, r, n, got, want)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // BenchmarkDotRef measures the readable reference kernels, for comparison

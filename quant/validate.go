@@ -82,7 +82,7 @@ func blockScales(t Type) (f [2]scaleField, n int) {
 // does not know, and nil otherwise. It does not allocate.
 func Validate(t Type, data []byte) error {
 	tr := TraitsOf(t)
-	if tr == nil {
+	if !tr.Valid() {
 		return fmt.Errorf("%w: id %d", ErrUnknownType, uint32(t))
 	}
 	size := tr.TypeSize

@@ -12,7 +12,7 @@ import (
 func everyType() []Type {
 	var ts []Type
 	for id := range Type(E8_IQ3 + 1) {
-		if TraitsOf(id) != nil {
+		if TraitsOf(id).Valid() {
 			ts = append(ts, id)
 		}
 	}
@@ -35,7 +35,7 @@ func TestValidateFindsEveryScale(t *testing.T) {
 			src[i] = float32(r.NormFloat64())
 		}
 		switch {
-		case tr.FromFloat != nil:
+		case tr.HasFromFloat():
 			tr.FromFloat(clean, src)
 		case typ == I8 || typ == I16 || typ == I32 || typ == I64:
 			for i := range clean {
@@ -99,7 +99,7 @@ func TestValidateFindsEveryScale(t *testing.T) {
 					t.Errorf("%s %s=%#x: %v", typ, sp.field, bits, err)
 					continue
 				}
-				if tr.Dequantize != nil {
+				if tr.HasDequantize() {
 					out := make([]float32, nb*tr.BlockSize)
 					tr.Dequantize(out, b)
 					poisoned := false

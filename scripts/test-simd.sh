@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The wasm SIMD128 kernels (GOEXPERIMENT=simd, simd/archsimd) tested against their
-# scalar twins: the quant and engine tests built with the experiment, run under
-# Node (GOOS=js, the Go exec wrapper) and under wazero (GOOS=wasip1). Node >= 16.4
+# portable twins (in the same binary, see quant/kernels_test.go): the quant and engine
+# tests built with the experiment, run under Node (GOOS=js, the Go exec wrapper) and
+# under wazero (GOOS=wasip1). Node >= 16.4
 # and wazero (any 1.x) implement every SIMD128 instruction the kernels use.
 # WAZERO names a wazero binary; without it, wazero v1.12.0 is installed into a
 # temporary directory.

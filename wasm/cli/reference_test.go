@@ -51,7 +51,7 @@ func supported(t *testing.T, path string) (bool, string) {
 	}
 	defer f.Close()
 	for _, ti := range f.Tensors {
-		if tr := quant.TraitsOf(ti.Type); tr == nil || tr.Dot == nil {
+		if !quant.TraitsOf(ti.Type).HasDot() {
 			return false, ti.Type.String()
 		}
 	}

@@ -179,8 +179,7 @@ func quantizable(name string, dims []uint64) bool {
 }
 
 func isQuantized(t quant.Type) bool {
-	tr := quant.TraitsOf(t)
-	return tr != nil && tr.BlockSize > 1
+	return quant.TraitsOf(t).BlockSize > 1
 }
 
 // mixer chooses each tensor's type, visiting the tensors in llama-quantize's

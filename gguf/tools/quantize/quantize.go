@@ -154,7 +154,7 @@ func MakePlan(tensors []Tensor, h Hyper, ft FileType, o Options) (*Plan, error) 
 		if typ != t.Type && isQuantized(t.Type) && t.Raw != nil && !o.AllowRequantize {
 			return nil, fmt.Errorf("%w: %q is %v (allow requantizing to convert it to %v)", ErrRequantize, t.Name, t.Type, typ)
 		}
-		if tr := quant.TraitsOf(typ); tr == nil || tr.FromFloat == nil {
+		if !quant.TraitsOf(typ).HasFromFloat() {
 			return nil, fmt.Errorf("%w: no quantizer for %v (tensor %q)", ErrUnsupported, typ, t.Name)
 		}
 		if _, err := byteSize(typ, t.Dims); err != nil {
@@ -383,7 +383,7 @@ func FileTensors(f *gguf.File) []Tensor {
 	for i := range f.Tensors {
 		fi := &f.Tensors[i]
 		t := Tensor{Name: fi.Name, Dims: fi.Dims, Type: fi.Type, Raw: fi.Data}
-		if tr := quant.TraitsOf(fi.Type); tr != nil && tr.Dequantize != nil && len(fi.Dims) > 0 && fi.Dims[0] > 0 {
+		if tr := quant.TraitsOf(fi.Type); tr.HasDequantize() && len(fi.Dims) > 0 && fi.Dims[0] > 0 {
 			cols := int(fi.Dims[0])
 			rowBytes, err := quant.RowSize(fi.Type, cols)
 			if err == nil {

@@ -32,9 +32,9 @@ import (
 	"io"
 	"syscall/js"
 	"time"
-	"unsafe"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/quant"
 	"github.com/picolm/picolm-wasm/wasm/browser/host"
 )
 
@@ -126,13 +126,6 @@ func (c *channel) message() string {
 	b := make([]byte, n)
 	js.CopyBytesToGo(b, c.u8.Call("subarray", msgOff, msgOff+n))
 	return string(b)
-}
-
-func f32bytes(v []float32) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*4)
 }
 
 // sabReader reads the model file held in a SharedArrayBuffer.
@@ -229,7 +222,7 @@ func (p *sabPeer) Wait() error {
 	if got := int(c.slot(ixOutLen)); got != len(p.out) {
 		return fmt.Errorf("the shard replied %d values, want %d", got, len(p.out))
 	}
-	js.CopyBytesToGo(f32bytes(p.out), c.out)
+	js.CopyBytesToGo(quant.F32Bytes(p.out), c.out)
 	return nil
 }
 
@@ -335,7 +328,7 @@ func (b *bridge) serveShard(msg js.Value) {
 			c.setMessage(err)
 			status = 1
 		} else {
-			js.CopyBytesToJS(c.out, f32bytes(outBuf[:o]))
+			js.CopyBytesToJS(c.out, quant.F32Bytes(outBuf[:o]))
 		}
 		c.prim.Call("reply", c.i32, status, o, last)
 	}

@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/picolm/picolm-wasm/quant"
+)
+
+// attendRef is attention as the readable three passes: every score
+// recomputed in each, one position at a time.
+func attendRef(s *Session, xb, q []float32, l, pos int) {
+	c := &s.m.Config
+	hd := c.HeadDim
+	scale, qScale := s.attnScales()
+	qh := make([]float32, hd)
+	for h := 0; h < c.Heads; h++ {
+		copy(qh, q[h*hd:(h+1)*hd])
+		quant.RoundFP16(qh, qScale)
+		out := xb[h*hd : (h+1)*hd]
+		clear(out)
+		base := l*s.ctx*c.KVDim + (h/c.KVMul)*hd
+		score := func(t int) float32 {
+			off := base + t*c.KVDim
+			return float32(quant.DotF16(qh, s.keyCache[off:off+hd]) * scale)
+		}
+		maxScore := float32(math.Inf(-1))
+		for t := 0; t <= pos; t++ {
+			maxScore = max(maxScore, score(t))
+		}
+		var sum float64
+		for t := 0; t <= pos; t++ {
+			sum += float64(expf(score(t) - maxScore))
+		}
+		inv := float32(1 / sum)
+		for t := 0; t <= pos; t++ {
+			p := roundedFP16(expf(score(t)-maxScore) * inv)
+			off := base + t*c.KVDim
+			quant.AxpyF16(out, p, s.valCache[off:off+hd])
+		}
+	}
+}
+
+// expf is e^x rounded to float32.
+func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+func roundedFP16(x float32) float32 {
+	v := []float32{x}
+	quant.RoundFP16(v, 1)
+	return v[0]
+}
+
+// TestAttentionTiles: attention (the (position, head) pairs over the pool)
+// gives attendRef's bits, for a batch of one and of several positions, for
+// contexts within one tile of scores and over several.
+func TestAttentionTiles(t *testing.T) {
+	m := &Model{}
+	c := &m.Config
+	c.Dim, c.Heads, c.HeadDim, c.KVMul, c.KVDim, c.Layers = 64, 4, 16, 2, 32, 2
+	ctx := 2*attnTile + 100
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, threads := range []int{1, 3} {
+		s := &Session{m: m, ctx: ctx, pool: newPool(threads),
+			keyCache: randFP16s(rng, c.Layers*ctx*c.KVDim), valCache: randFP16s(rng, c.Layers*ctx*c.KVDim),
+			q: rows(maxBatch, c.Dim), xb: rows(maxBatch, c.Dim)}
+		q := rows(maxBatch, c.Dim)
+		want := make([]float32, c.Dim)
+		for _, at := range []struct{ pos, n int }{{0, 1}, {1, 1}, {7, 1}, {attnTile - 1, 1}, {attnTile, 1}, {attnTile + 1, 1}, {2*attnTile + 99, 1},
+			{0, maxBatch}, {attnTile - 3, 5}, {2*attnTile + 100 - maxBatch, maxBatch}} {
+			for b := range at.n {
+				for i := range q[b] {
+					q[b][i] = float32(rng.NormFloat64() * 2)
+				}
+				copy(s.q[b], q[b])
+			}
+			s.attention(1, at.pos, at.n)
+			for b := range at.n {
+				attendRef(s, want, q[b], 1, at.pos+b)
+				for i := range want {
+					if math.Float32bits(s.xb[b][i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%d threads, pos %d+%d, [%d]: attention %g, reference %g", threads, at.pos, b, i, s.xb[b][i], want[i])
+					}
+				}
+			}
+		}
+		s.pool.close()
+	}
+}
+
+// benchSession is a session over no weights with TinyLlama-1.1B's attention
+// shape (32 query heads of 64 dims over 4 KV heads) and a random KV cache.
+func benchSession(threads int) *Session {
+	m := &Model{}
+	c := &m.Config
+	c.Dim, c.Heads, c.KVHeads, c.HeadDim, c.Layers = 2048, 32, 4, 64, 1
+	c.KVMul, c.KVDim = c.Heads/c.KVHeads, c.KVHeads*c.HeadDim
+	ctx := 1024
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := &Session{m: m, ctx: ctx, pool: newPool(threads),
+		keyCache: randFP16s(rng, ctx*c.KVDim), valCache: randFP16s(rng, ctx*c.KVDim),
+		q: rows(1, c.Dim), xb: rows(1, c.Dim)}
+	for i := range s.q[0] {
+		s.q[0][i] = float32(rng.NormFloat64())
+	}
+	return s
+}
+
+// BenchmarkAttention: one layer's attention at a position (decode).
+func BenchmarkAttention(b *testing.B) {
+	for _, pos := range []int{127, 1023} {
+		b.Run(fmt.Sprintf("pos=%d", pos), func(b *testing.B) {
+			s := benchSession(1)
+			defer s.pool.close()
+			q := append([]float32(nil), s.q[0]...)
+			for b.Loop() {
+				copy(s.q[0], q)
+				s.attention(0, pos, 1)
+			}
+		})
+	}
+}
+
+func randFP16s(rng *rand.Rand, n int) []uint16 {
+	h := make([]uint16, n)
+	for i := range h {
+		h[i] = quant.FP32ToFP16(float32(rng.NormFloat64() * 4))
+	}
+	return h
+}

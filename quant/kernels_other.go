@@ -1,0 +1,18 @@
+//go:build !(goexperiment.simd && (wasm || amd64))
+
+package quant
+
+// Builds without platform kernels (without GOEXPERIMENT=simd, or for an
+// architecture that has none) run the portable table alone.
+func platformTables() []kernelTable { return nil }
+
+// simdVec, the platform's vector kernels, is never in use here (no table
+// sets simdVec): the portable ones.
+type simdVec struct{}
+
+func (simdVec) dotF16(a []float32, b []uint16) float32          { return dotF16VecRef(a, b) }
+func (simdVec) axpyF16(y []float32, a float32, x []uint16)      { axpyF16Ref(y, a, x) }
+func (simdVec) expShift(x []float32, m float32)                 { expShiftRef(x, m) }
+func (simdVec) swiglu(gate, up []float32)                       { swigluRef(gate, up) }
+func (simdVec) roundFP16(x []float32, scale float32)            { roundFP16Ref(x, scale) }
+func (simdVec) quantizeAct(dst []byte, src []float32, size int) { quantizeActGo(dst, src, size) }

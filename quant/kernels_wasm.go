@@ -1,0 +1,32 @@
+//go:build goexperiment.simd
+
+package quant
+
+// The wasm SIMD128 kernels (GOEXPERIMENT=simd, simd/archsimd and the
+// hand-written *_wasm.s files), for every wasm runtime: a module with
+// SIMD128 instructions does not load where they are missing.
+func platformTables() []kernelTable {
+	return []kernelTable{{
+		name: "SIMD128",
+		formats: []formatKernels{
+			{F16, kernels{dot: dotF16SIMD128}},
+			{Q4_0, kernels{dot: dotQ4_0SIMD128, dotN: dotNQ4_0SIMD128, dotRows: dotRowsQ4_0SIMD128, dotRowsN: dotRowsNQ4_0SIMD128}},
+			{Q8_0, kernels{fromFloat: quantizeQ8_0SIMD128, dot: dotQ8_0SIMD128, dotN: dotNQ8_0SIMD128, dotRows: dotRowsQ8_0SIMD128, dotRowsN: dotRowsNQ8_0SIMD128}},
+			{Q4_K, kernels{dot: dotQ4_KSIMD128, dotN: dotNQ4_KSIMD128, dotRows: dotRowsQ4_KSIMD128, dotRowsN: dotRowsNQ4_KSIMD128}},
+			{Q6_K, kernels{dot: dotQ6_KSIMD128, dotN: dotNQ6_KSIMD128, dotRows: dotRowsQ6_KSIMD128, dotRowsN: dotRowsNQ6_KSIMD128}},
+			{Q8_K, kernels{fromFloat: quantizeQ8_KSIMD128}},
+		},
+		simdVec: true,
+	}}
+}
+
+// simdVec is the wasm table of vector kernels (vec.go, actquant.go), in use
+// with the SIMD128 table. The activation quantizer has no SIMD128 twin.
+type simdVec struct{}
+
+func (simdVec) dotF16(a []float32, b []uint16) float32          { return dotF16VecSIMD128(a, b) }
+func (simdVec) axpyF16(y []float32, a float32, x []uint16)      { axpyF16SIMD128(y, a, x) }
+func (simdVec) expShift(x []float32, m float32)                 { expShiftSIMD128(x, m) }
+func (simdVec) swiglu(gate, up []float32)                       { swigluSIMD128(gate, up) }
+func (simdVec) roundFP16(x []float32, scale float32)            { roundFP16SIMD128(x, scale) }
+func (simdVec) quantizeAct(dst []byte, src []float32, size int) { quantizeActGo(dst, src, size) }

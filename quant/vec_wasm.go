@@ -1,0 +1,137 @@
+//go:build goexperiment.simd
+
+package quant
+
+import "simd/archsimd"
+
+// The wasm SIMD128 twins of the vector kernels of vec.go (kernels_wasm.go);
+// vec_test.go checks them against the references. fp16x4 (float_wasm.go)
+// widens the fp16 values.
+
+// dotF16VecSIMD128 is dotF16VecRef, bit for bit: acc0 holds its running
+// sums 0-3, acc1 sums 4-7, reduced as it does.
+func dotF16VecSIMD128(a []float32, b []uint16) float32 {
+	n := len(a)
+	b = b[:n]
+	acc0 := archsimd.BroadcastFloat32x4(0)
+	acc1 := acc0
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		h := archsimd.LoadUint16x8Array((*[8]uint16)(b[i:]))
+		x0 := archsimd.LoadFloat32x4Array((*[4]float32)(a[i:]))
+		x1 := archsimd.LoadFloat32x4Array((*[4]float32)(a[i+4:]))
+		acc0 = acc0.Add(x0.Mul(fp16x4(h.ExtendLo4ToUint32())))
+		acc1 = acc1.Add(x1.Mul(fp16x4(h.ExtendHi4ToUint32())))
+	}
+	acc := acc0.Add(acc1)
+	sum := acc.GetElem(0) + acc.GetElem(2) + (acc.GetElem(1) + acc.GetElem(3))
+	for ; i < n; i++ {
+		sum += float32(a[i] * FP16ToFP32(b[i]))
+	}
+	return sum
+}
+
+// axpyF16SIMD128 is axpyF16Ref, bit for bit (each element is one float32
+// multiply and one add in both).
+func axpyF16SIMD128(y []float32, a float32, x []uint16) {
+	n := len(y)
+	x = x[:n]
+	va := archsimd.BroadcastFloat32x4(a)
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		h := archsimd.LoadUint16x8Array((*[8]uint16)(x[i:]))
+		y0 := (*[4]float32)(y[i:])
+		y1 := (*[4]float32)(y[i+4:])
+		archsimd.LoadFloat32x4Array(y0).Add(va.Mul(fp16x4(h.ExtendLo4ToUint32()))).StoreArray(y0)
+		archsimd.LoadFloat32x4Array(y1).Add(va.Mul(fp16x4(h.ExtendHi4ToUint32()))).StoreArray(y1)
+	}
+	for ; i < n; i++ {
+		y[i] += float32(a * FP16ToFP32(x[i]))
+	}
+}
+
+// expfPolyX2 is expfPoly on two float64 lanes, before the rounding to
+// float32: the same operations in the same order, 2^k made from k+1023 in
+// the exponent bits (k+2^52+1023 holds it in its low bits). WebAssembly's
+// f64x2.min and max propagate NaNs, so a NaN lane comes out NaN.
+func expfPolyX2(x archsimd.Float64x2) archsimd.Float64x2 {
+	xc := x.Max(archsimd.BroadcastFloat64x2(expMin)).Min(archsimd.BroadcastFloat64x2(expMax))
+	h := xc.ToBits().And(archsimd.BroadcastUint64x2(1 << 63)).Or(archsimd.BroadcastUint64x2(0x3fe0000000000000)).BitsToFloat64() // ±0.5
+	k := archsimd.BroadcastFloat64x2(expLog2e).Mul(xc).Add(h).Trunc()
+	hi := xc.Sub(k.Mul(archsimd.BroadcastFloat64x2(expLn2Hi)))
+	lo := k.Mul(archsimd.BroadcastFloat64x2(expLn2Lo))
+	r := hi.Sub(lo)
+	t := r.Mul(r)
+	p := archsimd.BroadcastFloat64x2(expP4).Add(t.Mul(archsimd.BroadcastFloat64x2(expP5)))
+	p = archsimd.BroadcastFloat64x2(expP3).Add(t.Mul(p))
+	p = archsimd.BroadcastFloat64x2(expP2).Add(t.Mul(p))
+	p = archsimd.BroadcastFloat64x2(expP1).Add(t.Mul(p))
+	c := r.Sub(t.Mul(p))
+	y := archsimd.BroadcastFloat64x2(1).Sub(lo.Sub(r.Mul(c).Div(archsimd.BroadcastFloat64x2(2).Sub(c))).Sub(hi))
+	scale := k.Add(archsimd.BroadcastFloat64x2(0x1p52 + 1023)).ToBits().ShiftAllLeft(52).BitsToFloat64()
+	return y.Mul(scale)
+}
+
+// expShiftSIMD128 is expShiftRef, bit for bit: x[i] = e^(x[i]-m). SIMD128
+// has f64x2.promote_low_f32x4 and f32x4.demote_f64x2_zero, but archsimd
+// does not offer them: the float32 ⇄ float64 conversions are scalar.
+func expShiftSIMD128(x []float32, m float32) {
+	n := len(x)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p := (*[4]float32)(x[i:])
+		e0 := expfPolyX2(archsimd.LoadFloat64x2Array(&[2]float64{float64(p[0] - m), float64(p[1] - m)}))
+		e1 := expfPolyX2(archsimd.LoadFloat64x2Array(&[2]float64{float64(p[2] - m), float64(p[3] - m)}))
+		p[0], p[1] = float32(e0.GetElem(0)), float32(e0.GetElem(1))
+		p[2], p[3] = float32(e1.GetElem(0)), float32(e1.GetElem(1))
+	}
+	for ; i < n; i++ {
+		x[i] = expf(x[i] - m)
+	}
+}
+
+// swigluSIMD128 is swigluRef, bit for bit: gate = gate/(1+e^-gate)·up.
+func swigluSIMD128(gate, up []float32) {
+	n := len(gate)
+	up = up[:n]
+	one := archsimd.BroadcastFloat32x4(1)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p := (*[4]float32)(gate[i:])
+		e0 := expfPolyX2(archsimd.LoadFloat64x2Array(&[2]float64{float64(-p[0]), float64(-p[1])}))
+		e1 := expfPolyX2(archsimd.LoadFloat64x2Array(&[2]float64{float64(-p[2]), float64(-p[3])}))
+		e := [4]float32{float32(e0.GetElem(0)), float32(e0.GetElem(1)), float32(e1.GetElem(0)), float32(e1.GetElem(1))}
+		g := archsimd.LoadFloat32x4Array(p)
+		g.Div(one.Add(archsimd.LoadFloat32x4Array(&e))).Mul(archsimd.LoadFloat32x4Array((*[4]float32)(up[i:]))).StoreArray(p)
+	}
+	for ; i < n; i++ {
+		g := gate[i]
+		gate[i] = g / (1 + expf(-g)) * up[i]
+	}
+}
+
+// roundFP16SIMD128 is roundFP16Ref, bit for bit (NaNs stay NaNs): v =
+// x·scale rounded to the nearest fp16 value, ties to even, in float32
+// lanes. At or above 2^-14 (fp16's normals) the 13 low mantissa bits are rounded off in
+// the integer bits, and 65520 or more becomes infinity; below, adding and
+// subtracting 0.5 rounds to a multiple of 2^-24 (fp16's subnormal step).
+func roundFP16SIMD128(x []float32, scale float32) {
+	n := len(x)
+	vs := archsimd.BroadcastFloat32x4(scale)
+	half := archsimd.BroadcastFloat32x4(0.5)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p := (*[4]float32)(x[i:])
+		v := archsimd.LoadFloat32x4Array(p).Mul(vs)
+		b := v.ToBits()
+		a := b.And(archsimd.BroadcastUint32x4(0x7fffffff))
+		r := a.Add(archsimd.BroadcastUint32x4(0xfff)).Add(a.ShiftAllRight(13).And(archsimd.BroadcastUint32x4(1))).And(archsimd.BroadcastUint32x4(0xffffe000))
+		r = archsimd.BroadcastUint32x4(0x7f800000).IfElse(r.GreaterEqual(archsimd.BroadcastUint32x4(0x47800000)), r)
+		sub := a.BitsToFloat32().Add(half).Sub(half).ToBits()
+		r = sub.IfElse(a.Less(archsimd.BroadcastUint32x4(0x38800000)), r)
+		r = r.Or(b.And(archsimd.BroadcastUint32x4(0x80000000)))
+		r = b.IfElse(a.Greater(archsimd.BroadcastUint32x4(0x7f800000)), r) // NaN
+		r.BitsToFloat32().StoreArray(p)
+	}
+	roundFP16Ref(x[i:], scale)
+}
