@@ -114,16 +114,7 @@ func writeArchModel(t *testing.T, dir string, r archRef) *Model {
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != r.SHA256 {
 		t.Fatalf("%s: the generator now writes other bytes (sha256 %x, llama.cpp ran %s): regenerate the references (scripts/llamaref/README.md)", r.Model, sum, r.SHA256)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := Load(f)
-	if err != nil {
-		t.Fatalf("%s: %v", r.Model, err)
-	}
-	return m
+	return loadPath(t, path)
 }
 
 // TestArchRefused: what the engine cannot run is refused with an error that

@@ -12,16 +12,23 @@ import (
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
+// loadModel loads the shared test model name.
 func loadModel(t testing.TB, name string) *Model {
 	t.Helper()
-	f, err := gguf.Open(shareddata.Path(t, name))
+	return loadPath(t, shareddata.Path(t, name))
+}
+
+// loadPath loads the whole model at path through gguf.Open (a mapping).
+func loadPath(t testing.TB, path string) *Model {
+	t.Helper()
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	m, err := Load(f)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	return m
 }

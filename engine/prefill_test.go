@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/gguf/tools/synth"
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
@@ -86,16 +85,7 @@ func writeSpecModel(t *testing.T, dir string, sp synth.Spec) *Model {
 	if err := sp.Write(path, shareddata.Dir(t)); err != nil {
 		t.Fatalf("%s: %v", sp.Name, err)
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := Load(f)
-	if err != nil {
-		t.Fatalf("%s: %v", sp.Name, err)
-	}
-	return m
+	return loadPath(t, path)
 }
 
 func TestPrefillErrors(t *testing.T) {

@@ -73,37 +73,14 @@ func (p *localPeer) close() {
 // instances do from a SharedArrayBuffer.
 func loadPart(t testing.TB, path string, k, n int) *Model {
 	t.Helper()
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fh.Close() })
-	st, err := fh.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.ParseHeader(fh, st.Size())
+	fh, size := readerOf(t, path)
+	f, err := gguf.ParseHeader(fh, size)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m, err := LoadWith(f, LoadOptions{Data: fh, Part: k, Parts: n})
 	if err != nil {
 		t.Fatalf("%s part %d of %d: %v", path, k, n, err)
-	}
-	return m
-}
-
-// loadPath loads the whole model at path through gguf.Open (a mapping).
-func loadPath(t testing.TB, path string) *Model {
-	t.Helper()
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := Load(f)
-	if err != nil {
-		t.Fatal(err)
 	}
 	return m
 }
@@ -387,7 +364,9 @@ func TestSplitMismatch(t *testing.T) {
 	}
 }
 
-func readerOf(t *testing.T, path string) (*os.File, int64) {
+// readerOf opens the file at path for the test and returns it with its size.
+func readerOf(t testing.TB, path string) (*os.File, int64) {
+	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -52,19 +52,24 @@ func benchData(tb testing.TB, t Type) (w, act []byte) {
 func BenchmarkDot(b *testing.B) {
 	for _, t := range dotTypes() {
 		b.Run(t.String(), func(b *testing.B) {
-			w, act := benchData(b, t)
-			dot := TraitsOf(t).Dot
-			rowBytes := len(w) / benchRows
-			b.SetBytes(int64(len(w)))
-			var sink float32
-			for b.Loop() {
-				for r := range benchRows {
-					sink += dot(benchCols, w[r*rowBytes:(r+1)*rowBytes], act)
-				}
-			}
-			_ = sink
+			benchDot(b, t, TraitsOf(t).Dot)
 		})
 	}
+}
+
+// benchDot runs dot as a matrix-vector product over benchRows rows of t;
+// the reported MB/s is weight bytes read per second.
+func benchDot(b *testing.B, t Type, dot func(n int, w, act []byte) float32) {
+	w, act := benchData(b, t)
+	rowBytes := len(w) / benchRows
+	b.SetBytes(int64(len(w)))
+	var sink float32
+	for b.Loop() {
+		for r := range benchRows {
+			sink += dot(benchCols, w[r*rowBytes:(r+1)*rowBytes], act)
+		}
+	}
+	_ = sink
 }
 
 // BenchmarkDotN measures DotEach with MaxDotN activations (a prefill

@@ -289,17 +289,7 @@ func TestE8IQ3Dot(t *testing.T) {
 func BenchmarkDotE8IQ3(b *testing.B) {
 	for _, t := range []Type{E8_IQ3, IQ3_XXS} {
 		b.Run(t.String(), func(b *testing.B) {
-			w, act := benchData(b, t)
-			dot := TraitsOf(t).Dot
-			rowBytes := len(w) / benchRows
-			b.SetBytes(int64(len(w)))
-			var sink float32
-			for b.Loop() {
-				for r := range benchRows {
-					sink += dot(benchCols, w[r*rowBytes:(r+1)*rowBytes], act)
-				}
-			}
-			_ = sink
+			benchDot(b, t, TraitsOf(t).Dot)
 		})
 	}
 }

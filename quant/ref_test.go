@@ -51,17 +51,7 @@ func BenchmarkDotRef(b *testing.B) {
 			continue
 		}
 		b.Run(typ.String(), func(b *testing.B) {
-			w, act := benchData(b, typ)
-			dot := refDots[typ]
-			rowBytes := len(w) / benchRows
-			b.SetBytes(int64(len(w)))
-			var sink float32
-			for b.Loop() {
-				for r := range benchRows {
-					sink += dot(benchCols, w[r*rowBytes:(r+1)*rowBytes], act)
-				}
-			}
-			_ = sink
+			benchDot(b, typ, refDots[typ])
 		})
 	}
 }
