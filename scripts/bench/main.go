@@ -353,14 +353,33 @@ func loadavg() float64 {
 	return f
 }
 
+// cpuModel is the CPU's model name and the features the kernels choose by
+// (the CPU kind changes between machines, and so do the speeds).
 func cpuModel() string {
 	b, _ := os.ReadFile("/proc/cpuinfo")
+	model, flags := runtime.GOARCH, ""
 	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name":
+			model = strings.TrimSpace(v)
+		case "flags":
+			flags = " " + v + " "
 		}
 	}
-	return runtime.GOARCH
+	var have []string
+	for _, f := range []string{"avx2", "avx512f", "avx512_vnni", "amx_int8"} {
+		if strings.Contains(flags, " "+f+" ") {
+			have = append(have, f)
+		}
+	}
+	if len(have) == 0 {
+		return model
+	}
+	return model + " (" + strings.Join(have, ", ") + ")"
 }
 
 func output(name string, args ...string) string {
