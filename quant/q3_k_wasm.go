@@ -5,24 +5,8 @@ package quant
 // The wasm SIMD128 kernels of Q3_K and Q2_K (kernels_wasm.go); dotQ3_KGo
 // and dotQ2_KGo are their portable twins.
 
-// q3KChunk is the number of blocks whose integer sums q3KIntSums and
-// q2KIntSums compute in one call.
+// q3KChunk is the number of blocks q3KDot and q2KDot take in one call.
 const q3KChunk = 32
-
-// q3KIntSums sets out[8j:8j+8] to Q3_K block j's eight int32 lanes of Σ
-// scale·q·y in ggml's x86 order, for the nb ≤ q3KChunk weight blocks at x
-// and activation blocks at y; in q3_k_wasm.s.
-//
-//go:noescape
-func q3KIntSums(x, y *byte, nb int, out *[8 * q3KChunk]int32)
-
-// q2KIntSums sets out[16j:16j+8] to Q2_K block j's eight int32 lanes of
-// min·bsum and out[16j+8:16j+16] to its lanes of Σ scale·q·y, in ggml's
-// x86 order, for the nb ≤ q3KChunk weight blocks at x and activation
-// blocks at y; in q3_k_wasm.s.
-//
-//go:noescape
-func q2KIntSums(x, y *byte, nb int, out *[16 * q3KChunk]int32)
 
 // q3KDot and q2KDot accumulate the nb ≤ q3KChunk blocks at x and y into
 // acc[0:8] as the references do, ds[2j] and ds[2j+1] block j's d and dmin
@@ -69,43 +53,6 @@ func dotQ2_KSIMD128(n int, w, act []byte) float32 {
 		q2KDot(&w[c*q2_KBytes], &act[c*q8_KBytes], k, &ds, &acc)
 	}
 	return hsumX86((*[kLanes]float32)(acc[:]))
-}
-
-// dotQ3_KSIMD128Sums is dotQ3_KSIMD128 with the float part in Go.
-func dotQ3_KSIMD128Sums(n int, w, act []byte) float32 {
-	nb := n / qkK
-	w, act = w[:nb*q3_KBytes], act[:nb*q8_KBytes]
-	var sums [8 * q3KChunk]int32
-	var acc [kLanes]float32
-	for c := 0; c < nb; c += q3KChunk {
-		k := min(q3KChunk, nb-c)
-		q3KIntSums(&w[c*q3_KBytes], &act[c*q8_KBytes], k, &sums)
-		x, y := w[c*q3_KBytes:], act[c*q8_KBytes:]
-		for j := range k {
-			d := f32At(y[j*q8_KBytes:]) * fp16At(x[j*q3_KBytes+108:])
-			accumulateX86(&acc, d, (*[kLanes]int32)(sums[8*j:]))
-		}
-	}
-	return hsumX86(&acc)
-}
-
-// dotQ2_KSIMD128Sums is dotQ2_KSIMD128 with the float part in Go.
-func dotQ2_KSIMD128Sums(n int, w, act []byte) float32 {
-	nb := n / qkK
-	w, act = w[:nb*q2_KBytes], act[:nb*q8_KBytes]
-	var sums [16 * q3KChunk]int32
-	var acc [kLanes]float32
-	for c := 0; c < nb; c += q3KChunk {
-		k := min(q3KChunk, nb-c)
-		q2KIntSums(&w[c*q2_KBytes], &act[c*q8_KBytes], k, &sums)
-		x, y := w[c*q2_KBytes:], act[c*q8_KBytes:]
-		for j := range k {
-			yd, xb := f32At(y[j*q8_KBytes:]), x[j*q2_KBytes:]
-			accumulateX86(&acc, -yd*fp16At(xb[82:]), (*[kLanes]int32)(sums[16*j:]))
-			accumulateX86(&acc, yd*fp16At(xb[80:]), (*[kLanes]int32)(sums[16*j+8:]))
-		}
-	}
-	return hsumX86(&acc)
 }
 
 // The multi-activation kernels run the dot once per activation, as Q5_K's

@@ -3,8 +3,9 @@
 #include "textflag.h"
 #include "simd_wasm.h"
 
-// The integer parts of the wasm SIMD128 Q3_K and Q2_K dots (q3_k_wasm.go),
-// written by hand as q4_k_wasm.s is.
+// The wasm SIMD128 Q3_K and Q2_K dots (q3_k_wasm.go), written by hand as
+// q4_k_wasm.s is; the float part runs in float64 lanes (simd_wasm.h's
+// FMA2).
 //
 // Each 32 weights of a block are two vectors of 16 byte quants: a 2-bit
 // field of qs (16-bit shifts and a byte mask) and, for Q3_K, its high bit
@@ -197,70 +198,9 @@
 	Get V5; I16x8ExtendLowI8x16U; Get R1; I32WrapI64; V128Load $260; I32x4DotI16x8S; \
 	Get V5; I16x8ExtendHighI8x16U; Get R1; I32WrapI64; V128Load $276; I32x4DotI16x8S
 
-// func q3KIntSums(x, y *byte, nb int, out *[8 * q3KChunk]int32)
-TEXT ·q3KIntSums(SB), NOSPLIT, $0-32
-	I64Load x+0(FP)
-	Set R0
-	I64Load y+8(FP)
-	Set R1
-	I64Load nb+16(FP)
-	Set R2
-	I64Load out+24(FP)
-	Set R3
-	CONSTS3
-
-	Block
-	Get R2
-	I64Eqz
-	BrIf $0
-	Loop
-		BLOCK3
-		Get R3; I32WrapI64; Get V1; V128Store $0, $0
-		Get R3; I32WrapI64; Get V10; V128Store $0, $16
-
-		ADD(R0, 110)
-		ADD(R1, 292)
-		ADD(R3, 32)
-		COUNTDOWN(R2)
-	End
-	End
-	RET
-
-// func q2KIntSums(x, y *byte, nb int, out *[16 * q3KChunk]int32)
-TEXT ·q2KIntSums(SB), NOSPLIT, $0-32
-	I64Load x+0(FP)
-	Set R0
-	I64Load y+8(FP)
-	Set R1
-	I64Load nb+16(FP)
-	Set R2
-	I64Load out+24(FP)
-	Set R3
-	CONSTS2
-
-	Block
-	Get R2
-	I64Eqz
-	BrIf $0
-	Loop
-		BLOCK2
-		Set V9; Set V7
-		Get R3; I32WrapI64; Get V7; V128Store $0, $0
-		Get R3; I32WrapI64; Get V9; V128Store $0, $16
-		Get R3; I32WrapI64; Get V1; V128Store $0, $32
-		Get R3; I32WrapI64; Get V10; V128Store $0, $48
-
-		ADD(R0, 84)
-		ADD(R1, 292)
-		ADD(R3, 64)
-		COUNTDOWN(R2)
-	End
-	End
-	RET
-
 // func q3KDot(x, y *byte, nb int, ds *[2 * q3KChunk]float32, acc *[12]float32)
 //
-// q3KIntSums with the float part of the reference: block j's lanes times
+// The Q3_K dot of nb blocks with the float part of the reference: block j's lanes times
 // ds[2j] accumulated into acc[0:8] (FMA2), kept meanwhile in V11..V14 as
 // float64 pairs.
 TEXT ·q3KDot(SB), NOSPLIT, $0-40
@@ -297,7 +237,7 @@ TEXT ·q3KDot(SB), NOSPLIT, $0-40
 
 // func q2KDot(x, y *byte, nb int, ds *[2 * q3KChunk]float32, acc *[12]float32)
 //
-// q2KIntSums with the float part of the reference: block j's min lanes
+// The Q2_K dot of nb blocks with the float part of the reference: block j's min lanes
 // times ds[2j+1], then its lanes times ds[2j], accumulated into acc[0:8]
 // (FMA2), kept meanwhile in V11..V14 as float64 pairs.
 TEXT ·q2KDot(SB), NOSPLIT, $0-40

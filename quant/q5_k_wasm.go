@@ -5,17 +5,8 @@ package quant
 // The wasm SIMD128 kernels of Q5_K (kernels_wasm.go); dotQ5_KGo in q5_k.go
 // is their portable twin.
 
-// q5KChunk is the number of blocks whose integer sums q5KIntSums
-// computes in one call.
+// q5KChunk is the number of blocks q5KDot takes in one call.
 const q5KChunk = 32
-
-// q5KIntSums sets out[9j:9j+8] to block j's eight int32 lanes of Σ
-// scale·q·y in ggml's x86 order and out[9j+8] to its Σ min·bsum (as the
-// reference computes them), for the nb ≤ q5KChunk weight blocks at x and
-// activation blocks at y; in q5_k_wasm.s.
-//
-//go:noescape
-func q5KIntSums(x, y *byte, nb int, out *[9 * q5KChunk]int32)
 
 // q5KDot accumulates the nb ≤ q5KChunk blocks at x and y into acc (the
 // eight lanes, then the min sum) as the reference does, ds[2j] and
@@ -43,34 +34,6 @@ func dotQ5_KSIMD128(n int, w, act []byte) float32 {
 		q5KDot(&w[c*q5_KBytes], &act[c*q8_KBytes], k, &ds, &acc)
 	}
 	return hsumX86((*[kLanes]float32)(acc[:])) + acc[kLanes]
-}
-
-// dotQ5_KSIMD128Sums is dotQ5_KSIMD128 with the float part in Go.
-func dotQ5_KSIMD128Sums(n int, w, act []byte) float32 {
-	nb := n / qkK
-	w, act = w[:nb*q5_KBytes], act[:nb*q8_KBytes]
-	var sums [9 * q5KChunk]int32
-	var acc [kLanes]float32
-	var summs float32
-	for c := 0; c < nb; c += q5KChunk {
-		k := min(q5KChunk, nb-c)
-		q5KIntSums(&w[c*q5_KBytes], &act[c*q8_KBytes], k, &sums)
-		summs = scaleQ5_KSums(&acc, summs, sums[:9*k], w[c*q5_KBytes:], act[c*q8_KBytes:])
-	}
-	return hsumX86(&acc) + summs
-}
-
-// scaleQ5_KSums accumulates the integer sums of len(sums)/9 blocks (as
-// q5KIntSums lays them out) into acc and summs in block order, as the
-// reference does, and returns summs.
-func scaleQ5_KSums(acc *[kLanes]float32, summs float32, sums []int32, w, act []byte) float32 {
-	for j := 0; j+9 <= len(sums); j += 9 {
-		b := j / 9
-		x, yd := w[b*q5_KBytes:], f32At(act[b*q8_KBytes:])
-		accumulateX86(acc, yd*fp16At(x), (*[kLanes]int32)(sums[j:]))
-		summs = fmaf(-yd*fp16At(x[2:]), float32(sums[j+8]), summs)
-	}
-	return summs
 }
 
 // dotNQ5_KSIMD128 runs the dot once per activation, as Q4_K's does (a row

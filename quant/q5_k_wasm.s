@@ -3,8 +3,9 @@
 #include "textflag.h"
 #include "simd_wasm.h"
 
-// The integer part of the wasm SIMD128 Q5_K dot (dotQ5_KSIMD128 in
-// q5_k_wasm.go), written by hand as q4_k_wasm.s is.
+// The wasm SIMD128 Q5_K dots (dotQ5_KSIMD128 and dotRowsQ5_KSIMD128 in
+// q5_k_wasm.go), written by hand as q4_k_wasm.s is; the float part runs
+// in float64 lanes (simd_wasm.h's FMA2).
 //
 // A sub-block's 32 quants are two vectors of 16 bytes: the nibbles of
 // qs with the fifth bit from qh moved in (bit b of qh[l] to bit 4 of
@@ -69,66 +70,9 @@
 	HIQ(V2, V8, b+1); DOT16(yoff+32); SCALEACC(sreg, sh2, V1); \
 	HIQ(V3, V9, b+1); DOT16(yoff+48); SCALEACC(sreg, sh2, V10)
 
-// func q5KIntSums(x, y *byte, nb int, out *[9 * q5KChunk]int32)
-TEXT ·q5KIntSums(SB), NOSPLIT, $0-32
-	I64Load x+0(FP)
-	Set R0
-	I64Load y+8(FP)
-	Set R1
-	I64Load nb+16(FP)
-	Set R2
-	I64Load out+24(FP)
-	Set R3
-	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff
-	Set V0
-	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
-	Set V6
-	V128Const $0x0101010101010101, $0x0101010101010101
-	Set V7
-
-	Block
-	Get R2
-	I64Eqz
-	BrIf $0
-	Loop
-		// the 6-bit scales and mins, four to a word (scalesMinsK4)
-		SCALESMINS
-
-		Get R0; I32WrapI64; V128Load $16; Set V8
-		Get R0; I32WrapI64; V128Load $32; Set V9
-		V128Const $0, $0
-		Set V1
-		V128Const $0, $0
-		Set V10
-		GROUP5(48, 4, 0, R7, 0, 8)
-		GROUP5(80, 68, 2, R7, 16, 24)
-		GROUP5(112, 132, 4, R8, 0, 8)
-		GROUP5(144, 196, 6, R8, 16, 24)
-
-		// Σ min·bsum: the 16 block sums added in pairs, times the mins
-		Get R9; I32WrapI64; I32x4Splat; Get R10; I32WrapI64; I32x4ReplaceLane $0, $1
-		I16x8ExtendLowI8x16U; Set V5
-		Get R1; I32WrapI64; V128Load $260; I32x4ExtaddPairwiseI16x8S
-		Get V5; I32x4ExtendLowI16x8U; I32x4Mul
-		Get R1; I32WrapI64; V128Load $276; I32x4ExtaddPairwiseI16x8S
-		Get V5; I32x4ExtendHighI16x8U; I32x4Mul
-		I32x4Add; Set V5
-
-		Get R3; I32WrapI64; Get V1; V128Store $0, $0
-		Get R3; I32WrapI64; Get V10; V128Store $0, $16
-		Get R3; I32WrapI64; HSUM(V5); I32Store $32
-
-		ADD(R0, 176)
-		ADD(R1, 292)
-		ADD(R3, 36)
-		COUNTDOWN(R2)
-	End
-	End
-	RET
-
 // func q5KDot(x, y *byte, nb int, ds *[2 * q5KChunk]float32, acc *[12]float32)
 //
-// q5KIntSums with the float part of the reference: block j's lanes times
+// The dot of nb blocks with the float part of the reference: block j's lanes times
 // ds[2j] and its Σ min·bsum times ds[2j+1] are accumulated into acc[0:8]
 // and acc[8] (FMA2), kept meanwhile in V11..V15 as float64 pairs.
 TEXT ·q5KDot(SB), NOSPLIT, $0-40
