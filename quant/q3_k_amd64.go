@@ -48,22 +48,24 @@ func q3KScalesVec(x *[q3_KBytes]byte) archsimd.Int16x16 {
 func q3KBlockAVX2(x *[q3_KBytes]byte, yb *[q8_KBytes]byte, scm *[4]archsimd.Int8x32, m3, m1 archsimd.Uint8x32) archsimd.Int32x8 {
 	scv := q3KScalesVec(x)
 	nh := load32((*[32]byte)(x[:])).Not().ReshapeToUint16s() // the high bits, inverted
-	var sumi archsimd.Int32x8
-	for h := range 2 { // 128 weights: qs[32h:32h+32], bits 4h.. of hmask
-		sc := scv.ConcatPermute128Scalars(0, 0, scv)
-		if h == 1 {
-			sc = scv.ConcatPermute128Scalars(1, 1, scv)
-		}
-		q := load32((*[32]byte)(x[32+32*h:])).ReshapeToUint16s()
-		for k := range 4 { // weights 128h+32k..: sub-blocks 8h+2k, 8h+2k+1
-			y := load32((*[32]byte)(yb[4+128*h+32*k:])).BitsToInt8()
-			lo := q.ShiftAllRight(uint64(2 * k)).AsUint8x32().And(m3)
-			hi := nh.ShiftAllRight(uint64(4*h + k)).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(2).AsUint8x32()
-			p := lo.DotProductPairsSaturated(y).Sub(hi.DotProductPairsSaturated(y))
-			sumi = sumi.Add(p.DotProductPairs(sc.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()))
-		}
-	}
-	return sumi
+	sc0, sc1 := scv.ConcatPermute128Scalars(0, 0, scv).AsInt8x32(), scv.ConcatPermute128Scalars(1, 1, scv).AsInt8x32()
+	q0, q1 := load32((*[32]byte)(x[32:])).ReshapeToUint16s(), load32((*[32]byte)(x[64:])).ReshapeToUint16s()
+	y := func(i int) archsimd.Int8x32 { return load32((*[32]byte)(yb[4+32*i:])).BitsToInt8() }
+	// weights 32i..32i+31 (half i/4: qs[32h:32h+32], bit i of hmask), unrolled
+	// so that the shifts take constant counts
+	s := q3KPart(q0, nh, y(0), 0, 0, sc0, scm[0], m3, m1).Add(q3KPart(q0, nh, y(1), 2, 1, sc0, scm[1], m3, m1))
+	s = s.Add(q3KPart(q0, nh, y(2), 4, 2, sc0, scm[2], m3, m1)).Add(q3KPart(q0, nh, y(3), 6, 3, sc0, scm[3], m3, m1))
+	s = s.Add(q3KPart(q1, nh, y(4), 0, 4, sc1, scm[0], m3, m1)).Add(q3KPart(q1, nh, y(5), 2, 5, sc1, scm[1], m3, m1))
+	return s.Add(q3KPart(q1, nh, y(6), 4, 6, sc1, scm[2], m3, m1)).Add(q3KPart(q1, nh, y(7), 6, 7, sc1, scm[3], m3, m1))
+}
+
+// q3KPart returns the lanes of 32 weights: 2-bit fields at bit lo of q,
+// inverted high bits at bit hi of nh, against y, with the scales of sc
+// picked by the VPSHUFB pattern pat.
+func q3KPart(q, nh archsimd.Uint16x16, y archsimd.Int8x32, lo, hi uint64, sc, pat archsimd.Int8x32, m3, m1 archsimd.Uint8x32) archsimd.Int32x8 {
+	l := q.ShiftAllRight(lo).AsUint8x32().And(m3)
+	h := nh.ShiftAllRight(hi).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(2).AsUint8x32()
+	return l.DotProductPairsSaturated(y).Sub(h.DotProductPairsSaturated(y)).DotProductPairs(sc.PermuteOrZeroGrouped(pat).AsInt16x16())
 }
 
 // dotQ2_KAVX2 computes the same as dotQ2_KRef, bit for bit, with the
@@ -97,18 +99,16 @@ func q2KBlockAVX2(x *[q2_KBytes]byte, yb *[q8_KBytes]byte, scm *[4]archsimd.Int8
 	scv := sm.And(m4).BitsToInt8().ExtendToInt16()
 	mins := sm.ReshapeToUint16s().ShiftAllRight(4).AsUint8x16().And(m4).BitsToInt8().ExtendToInt16()
 	prod = mins.DotProductPairs(load32((*[32]byte)(yb[4+qkK:])).AsInt16x16())
-	for h := range 2 { // 128 weights: qs[32h:32h+32]
-		sc := scv.ConcatPermute128Scalars(0, 0, scv)
-		if h == 1 {
-			sc = scv.ConcatPermute128Scalars(1, 1, scv)
-		}
-		q := load32((*[32]byte)(x[16+32*h:])).ReshapeToUint16s()
-		for k := range 4 {
-			y := load32((*[32]byte)(yb[4+128*h+32*k:])).BitsToInt8()
-			p := q.ShiftAllRight(uint64(2 * k)).AsUint8x32().And(m3).DotProductPairsSaturated(y)
-			sumi = sumi.Add(p.DotProductPairs(sc.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()))
-		}
+	sc0, sc1 := scv.ConcatPermute128Scalars(0, 0, scv).AsInt8x32(), scv.ConcatPermute128Scalars(1, 1, scv).AsInt8x32()
+	q0, q1 := load32((*[32]byte)(x[16:])).ReshapeToUint16s(), load32((*[32]byte)(x[48:])).ReshapeToUint16s()
+	// weights 32i..32i+31 (half i/4: qs[32h:32h+32]), unrolled so that the
+	// shifts take constant counts
+	p := func(q archsimd.Uint16x16, i int, sh uint64, sc archsimd.Int8x32, k int) archsimd.Int32x8 {
+		y := load32((*[32]byte)(yb[4+32*i:])).BitsToInt8()
+		return q.ShiftAllRight(sh).AsUint8x32().And(m3).DotProductPairsSaturated(y).DotProductPairs(sc.PermuteOrZeroGrouped(scm[k]).AsInt16x16())
 	}
+	sumi = p(q0, 0, 0, sc0, 0).Add(p(q0, 1, 2, sc0, 1)).Add(p(q0, 2, 4, sc0, 2).Add(p(q0, 3, 6, sc0, 3)))
+	sumi = sumi.Add(p(q1, 4, 0, sc1, 0).Add(p(q1, 5, 2, sc1, 1))).Add(p(q1, 6, 4, sc1, 2).Add(p(q1, 7, 6, sc1, 3)))
 	return prod, sumi
 }
 
@@ -149,11 +149,11 @@ func dotNQ3_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
 		dx := fp16At(x[108:])
 		for i, a := range acts {
 			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
-			var sumi archsimd.Int32x8
-			for k := range 8 {
+			d := func(k int) archsimd.Int32x8 {
 				y := load32((*[32]byte)(yb[4+32*k:])).BitsToInt8()
-				sumi = sumi.Add(lo[k].DotProductPairsSaturated(y).Sub(hi[k].DotProductPairsSaturated(y)).DotProductPairs(sc[k]))
+				return lo[k].DotProductPairsSaturated(y).Sub(hi[k].DotProductPairsSaturated(y)).DotProductPairs(sc[k])
 			}
+			sumi := d(0).Add(d(1)).Add(d(2).Add(d(3))).Add(d(4).Add(d(5)).Add(d(6).Add(d(7))))
 			acc[i] = sumi.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(f32At(yb[:])*dx), acc[i])
 		}
 	}
@@ -209,10 +209,10 @@ func dotNQ2_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
 		for i, a := range acts {
 			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
 			prod := mins.DotProductPairs(load32((*[32]byte)(yb[4+qkK:])).AsInt16x16())
-			var sumi archsimd.Int32x8
-			for k := range 8 {
-				sumi = sumi.Add(q[k].DotProductPairsSaturated(load32((*[32]byte)(yb[4+32*k:])).BitsToInt8()).DotProductPairs(sc[k]))
+			d := func(k int) archsimd.Int32x8 {
+				return q[k].DotProductPairsSaturated(load32((*[32]byte)(yb[4+32*k:])).BitsToInt8()).DotProductPairs(sc[k])
 			}
+			sumi := d(0).Add(d(1)).Add(d(2).Add(d(3))).Add(d(4).Add(d(5)).Add(d(6).Add(d(7))))
 			yd := f32At(yb[:])
 			t := prod.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(-yd*dminx), acc[i])
 			acc[i] = sumi.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(yd*dx), t)

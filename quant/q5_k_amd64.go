@@ -43,23 +43,27 @@ func q5KBlockAVX2(x *[q5_KBytes]byte, yb *[q8_KBytes]byte, scm *[8]archsimd.Int8
 	scv := archsimd.BroadcastUint64x4(sc).AsInt8x32()
 	s := func(k int) archsimd.Int16x16 { return scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16() }
 	hb := load32((*[32]byte)(x[16:])).ReshapeToUint16s()
-	// fifth bit b of each byte of qh, at bit 4
-	high := func(b uint64) archsimd.Uint8x32 {
-		return hb.ShiftAllRight(b).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(4).AsUint8x32()
-	}
-	var sumi archsimd.Int32x8
-	for g := range 4 {
-		v := load32((*[32]byte)(x[48+32*g:]))
-		lo := v.And(m4).Or(high(uint64(2 * g)))
-		hi := v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(high(uint64(2*g + 1)))
+	// the four groups of 64 weights, unrolled so that the shifts take
+	// constant counts
+	g := func(g int, b uint64) archsimd.Int32x8 {
+		lo, hi := q5KQuants(load32((*[32]byte)(x[48+32*g:])), hb, b, m4, m1)
 		plo := lo.DotProductPairsSaturated(load32((*[32]byte)(yb[4+64*g:])).BitsToInt8()).DotProductPairs(s(2 * g))
-		phi := hi.DotProductPairsSaturated(load32((*[32]byte)(yb[36+64*g:])).BitsToInt8()).DotProductPairs(s(2*g + 1))
-		sumi = sumi.Add(plo.Add(phi))
+		return plo.Add(hi.DotProductPairsSaturated(load32((*[32]byte)(yb[36+64*g:])).BitsToInt8()).DotProductPairs(s(2*g + 1)))
 	}
+	sumi := g(0, 0).Add(g(1, 2)).Add(g(2, 4).Add(g(3, 6)))
 	// Σ min·(bsum 2k + bsum 2k+1), exact in int32 like the reference's sum
 	mins := archsimd.BroadcastUint64x4(mn).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
 	bs := load32((*[32]byte)(yb[4+qkK:])).AsInt16x16()
 	return sumi, hsum8(bs.DotProductPairs(mins))
+}
+
+// q5KQuants returns the quants of a group of 64 weights: the low nibbles
+// of v with the fifth bits at bit b of qh's bytes (hb), the high nibbles
+// with those at bit b+1.
+func q5KQuants(v archsimd.Uint8x32, hb archsimd.Uint16x16, b uint64, m4, m1 archsimd.Uint8x32) (lo, hi archsimd.Uint8x32) {
+	lo = v.And(m4).Or(hb.ShiftAllRight(b).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(4).AsUint8x32())
+	hi = v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(b + 1).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(4).AsUint8x32())
+	return lo, hi
 }
 
 // hsumX86Vec is hsumX86 of the lanes of v.
@@ -100,10 +104,10 @@ func dotNQ5_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
 		dx, dminx := fp16At(x[:]), fp16At(x[2:])
 		for i, a := range acts {
 			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
-			var sumi archsimd.Int32x8
-			for k := range 8 {
-				sumi = sumi.Add(q[k].DotProductPairsSaturated(load32((*[32]byte)(yb[4+32*k:])).BitsToInt8()).DotProductPairs(sc[k]))
+			d := func(k int) archsimd.Int32x8 {
+				return q[k].DotProductPairsSaturated(load32((*[32]byte)(yb[4+32*k:])).BitsToInt8()).DotProductPairs(sc[k])
 			}
+			sumi := d(0).Add(d(1)).Add(d(2).Add(d(3))).Add(d(4).Add(d(5)).Add(d(6).Add(d(7))))
 			yd := f32At(yb[:])
 			acc[i] = sumi.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(yd*dx), acc[i])
 			dmins[i] = -yd * dminx
@@ -132,14 +136,10 @@ func q5KDecode(x *[q5_KBytes]byte, q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int1
 		sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
 	}
 	hb := load32((*[32]byte)(x[16:])).ReshapeToUint16s()
-	high := func(b uint64) archsimd.Uint8x32 {
-		return hb.ShiftAllRight(b).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(4).AsUint8x32()
-	}
-	for g := range 4 {
-		v := load32((*[32]byte)(x[48+32*g:]))
-		q[2*g] = v.And(m4).Or(high(uint64(2 * g)))
-		q[2*g+1] = v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(high(uint64(2*g + 1)))
-	}
+	q[0], q[1] = q5KQuants(load32((*[32]byte)(x[48:])), hb, 0, m4, m1)
+	q[2], q[3] = q5KQuants(load32((*[32]byte)(x[80:])), hb, 2, m4, m1)
+	q[4], q[5] = q5KQuants(load32((*[32]byte)(x[112:])), hb, 4, m4, m1)
+	q[6], q[7] = q5KQuants(load32((*[32]byte)(x[144:])), hb, 6, m4, m1)
 	return archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
 }
 
