@@ -240,9 +240,22 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 	switch name {
 	case "native":
 		r.Build = "native " + runtime.GOARCH
-		cmd = exec.Command(native, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-j", threads, "-c", "2048")
 	case "wasip1":
 		r.Build, r.Threads = "SIMD128", 1
+	case "wllama":
+		r.Build = "wllama" // page.html says which of its builds
+	}
+	if name == "browser" || name == "wllama" {
+		// build/serve refuses links out of a mounted directory: mount the
+		// directory the model file really is in.
+		if p, err := filepath.EvalSymlinks(model); err == nil {
+			model = p
+		}
+	}
+	switch name {
+	case "native":
+		cmd = exec.Command(native, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-j", threads, "-c", "2048")
+	case "wasip1":
 		cmd = exec.Command("node", "--no-warnings", "--single-threaded-gc", filepath.Join(root, "scripts/bench/wasi.mjs"), wasip1, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-c", "2048")
 	case "browser":
 		// browser-picolm: one Worker; browser-picolm-N: the model split over N.
