@@ -619,7 +619,7 @@ func kernelTable(root, cache string, env []string, types string) string {
 			if json.Unmarshal([]byte(l), &k) == nil && k.Type != "" {
 				rows[k.Type] = k
 				order = append(order, k.Type)
-				fmt.Printf("   %-8s %5.2f bpw  MatVec %6.2f GB/s  MatMul×16 %6.2f GB/s\n", k.Type, k.BPW, k.MatVecGBs, k.MatMulGBs)
+				fmt.Printf("   %-8s %6.4g bpw  MatVec %6.3g GB/s  MatMul×16 %6.3g GB/s\n", k.Type, k.BPW, k.MatVecGBs, k.MatMulGBs)
 			}
 		}
 		msg := ""
@@ -639,7 +639,7 @@ func kernelTable(root, cache string, env []string, types string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Kernels\n\nWeight GB/s of quant's kernels per format (scripts/bench/kernels, GOEXPERIMENT=simd): one activation "+
-		"(MatVec: decode) and a batch of 16 (MatMul: prefill; one call covers the 16), on a 2048-column matrix of 4 MiB, "+
+		"(MatVec: decode) and a batch of 16 (MatMul: prefill; one call covers the 16, so 16× the figure is its rate per activation), on a 2048-column matrix of 4 MiB, "+
 		"the median of the timed calls; in parentheses, the ratio to Q4_K in the same column. Native is %s; wasm is the GOOS=js build "+
 		"(SIMD128) under Node %s. Load %.1f→%.1f natively, %.1f→%.1f under Node.\n\n", runtime.GOARCH, nodeVersion(), nload[0], nload[1], jload[0], jload[1])
 	for _, e := range []string{nerr, jerr} {
@@ -654,9 +654,9 @@ func kernelTable(root, cache string, env []string, types string) string {
 			return "–"
 		}
 		if ref, ok := rows["Q4_K"]; ok && f(ref) > 0 {
-			return fmt.Sprintf("%.2f (%.2f×)", f(k), f(k)/f(ref))
+			return fmt.Sprintf("%.3g (%.2f×)", f(k), f(k)/f(ref))
 		}
-		return fmt.Sprintf("%.2f", f(k))
+		return fmt.Sprintf("%.3g", f(k))
 	}
 	vec := func(k kernelRow) float64 { return k.MatVecGBs }
 	mm := func(k kernelRow) float64 { return k.MatMulGBs }

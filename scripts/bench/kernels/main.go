@@ -29,6 +29,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,11 +160,8 @@ func median(f func(), minDur time.Duration) float64 {
 	return ds[len(ds)/2]
 }
 
+// round keeps 3 significant digits.
 func round(x float64) float64 {
-	switch {
-	case x >= 10:
-		return float64(int64(x*10+0.5)) / 10
-	default:
-		return float64(int64(x*100+0.5)) / 100
-	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
+	return v
 }
