@@ -1,5 +1,11 @@
-// Package grammar constrains generation to JSON (RFC 8259): a pushdown automaton over bytes decides, token
-// by token, which tokens of the vocabulary may come next.
+// Package grammar constrains generation: token by token, it decides which tokens of the vocabulary may
+// come next. Two engines walk the same vocabulary trie (Vocab, trie.go): the JSON pushdown automaton of
+// this file and pda.go (JSON mode), and GBNF grammars (gbnf.go: llama.cpp's syntax, compiled once;
+// matcher.go: a Matcher per generation; jsonschema.go: JSON Schema to GBNF). JSON mode keeps the automaton:
+// BenchmarkMaskJSONModes measures it against the same language as GBNF, and TestJSONGrammarAgreesWithPDA
+// holds the two to the same documents and masks.
+//
+// The JSON automaton constrains generation to JSON (RFC 8259): a pushdown automaton over bytes.
 //
 // What is accepted: one JSON value (RFC 8259) with the full grammar: objects, arrays, strings with every
 // escape including \uXXXX, numbers -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, true, false, null and

@@ -504,7 +504,7 @@ func (c *conv) expr(s *jv, name, path string) (string, error) {
 		}
 		return c.rule(name, strings.Join(alts, " | ")), nil
 	}
-	typ := ""
+	var typ string
 	if t != nil {
 		if t.kind != 's' {
 			return "", schemaErr(path, "type must be a string or a list of strings")
@@ -1007,7 +1007,7 @@ func (c *conv) object(s *jv, name, path string) (string, error) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		addKV = c.rule(name+"-additional-kv", c.keyExcept(keys, name)+` ":" `+sp+" "+additional)
+		addKV = c.rule(name+"-additional-kv", c.keyExcept(keys)+` ":" `+sp+" "+additional)
 	}
 	var required, optional []prop
 	for _, p := range all {
@@ -1075,7 +1075,7 @@ func jsonQuote(s string) string {
 
 // keyExcept is a grammar for an object key (a JSON string) that is none of names, built over the trie of
 // the names' characters (only plain characters are written in keys: no escapes).
-func (c *conv) keyExcept(names []string, hint string) string {
+func (c *conv) keyExcept(names []string) string {
 	sp := c.use("space")
 	plain := c.use("key-char")
 	if len(names) == 0 {
