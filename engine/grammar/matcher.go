@@ -17,13 +17,19 @@ package grammar
 // Bytes of a multi-byte UTF-8 character leave the stacks as they are and only narrow the range of code
 // points the character can still become; a byte is accepted only if some stack's class meets that range.
 //
+// Mask walks the vocabulary trie stepping the state byte by byte; distinct trie paths mostly reach the
+// same few states (inside a string, every plain character leads back to where it started), so each Mask
+// call numbers the states it meets by content and computes each state's transition on a byte once
+// (up to maxCached states; past that it steps without the cache).
+//
 // Memory: frames and stack sets live in slices that grow to the largest size needed and are then reused.
-// Mask steps copies of the state down the vocabulary trie, appending and truncating as it goes; Accept
-// commits a token and compacts the live frames into the second buffer. In steady state nothing allocates.
+// Mask appends the states it meets and truncates them when it returns; Accept commits a token and
+// compacts the live frames into the second buffer. In steady state nothing allocates.
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -69,7 +75,22 @@ type Matcher struct {
 	hash            [1 << hashBits]int32
 	cur             mstate
 	allowed         int
+
+	// Mask's transition cache: the distinct states of one Mask call (cstates, with their closing costs),
+	// found by content through ctable, and their transitions by byte (ctrans[sid*256+c]).
+	cstates []mstate
+	ccost   []int32
+	ctrans  []int32
+	ctable  [4 * maxCached]int32
 }
+
+const (
+	// maxCached bounds the states one Mask call caches; past it, the rest of the walk steps uncached.
+	maxCached = 512
+	tUnknown  = -2 // ctrans: not computed yet
+	tReject   = -1 // ctrans: the byte is not allowed
+	tUncached = -3 // canon: the cache is full
+)
 
 // NewMatcher makes a matcher of g over v, at the start.
 func NewMatcher(g *GBNF, v *Vocab) *Matcher {
@@ -588,8 +609,97 @@ func (m *Matcher) Mask(logits []float32, remaining int) bool {
 		limit = m.minCost(0, m.cur)
 	}
 	m.allowed = 0
-	m.walk(0, m.cur, logits, limit)
+	nf, ns := len(m.frames), len(m.sets)
+	m.cstates, m.ccost, m.ctrans = m.cstates[:0], m.ccost[:0], m.ctrans[:0]
+	for i := range m.ctable {
+		m.ctable[i] = -1
+	}
+	m.walkCached(0, m.canon(m.cur), logits, limit)
+	m.frames, m.sets = m.frames[:nf], m.sets[:ns]
 	return m.allowed > 0 || complete && t.eos >= 0
+}
+
+// canon returns the cache's id of state st (adding it, its frames and set kept), or tUncached when the
+// cache is full. The caller truncates what st appended when st is not added.
+func (m *Matcher) canon(st mstate) int32 {
+	h := uint32(st.need) | uint32(st.lo)<<8 | uint32(st.hi)<<16 ^ uint32(st.cp)*0x9E3779B1
+	for _, f := range m.sets[st.off : st.off+st.n] {
+		h = (h ^ uint32(f)) * 0x01000193
+	}
+	mask := uint32(len(m.ctable) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		id := m.ctable[i]
+		if id < 0 {
+			if len(m.cstates) >= maxCached {
+				return tUncached
+			}
+			id = int32(len(m.cstates))
+			m.ctable[i] = id
+			m.cstates = append(m.cstates, st)
+			m.ccost = append(m.ccost, m.cost(&st))
+			for range 256 {
+				m.ctrans = append(m.ctrans, tUnknown)
+			}
+			return id
+		}
+		if m.sameState(&m.cstates[id], &st) {
+			return id
+		}
+	}
+}
+
+func (m *Matcher) sameState(a, b *mstate) bool {
+	if a.need != b.need || a.cp != b.cp || a.lo != b.lo || a.hi != b.hi || a.n != b.n {
+		return false
+	}
+	return slices.Equal(m.sets[a.off:a.off+a.n], m.sets[b.off:b.off+b.n])
+}
+
+// walkCached is walk over cached states: sid's transitions are computed once per Mask call, however
+// many trie nodes reach the state.
+func (m *Matcher) walkCached(n, sid int32, logits []float32, limit int32) {
+	t := m.t
+	st := m.cstates[sid]
+	nd := &t.nodes[n]
+	if nd.own > nd.lo {
+		if m.ccost[sid] > limit {
+			t.maskRange(nd.lo, nd.own, logits)
+		} else {
+			m.allowed += int(nd.own - nd.lo)
+		}
+	}
+	for e := nd.edge; e < nd.edge+nd.nedge; e++ {
+		child := t.edgeNode[e]
+		k := int(sid)*256 + int(t.edgeByte[e])
+		next := m.ctrans[k]
+		if next == tUnknown {
+			nf, ns := len(m.frames), len(m.sets)
+			s, ok := m.step(st, t.edgeByte[e])
+			switch {
+			case !ok:
+				next = tReject
+				m.frames, m.sets = m.frames[:nf], m.sets[:ns]
+			default:
+				before := len(m.cstates)
+				next = m.canon(s)
+				if next == tUncached {
+					m.walk(child, s, logits, limit)
+					m.frames, m.sets = m.frames[:nf], m.sets[:ns]
+					continue
+				}
+				if len(m.cstates) == before { // already cached: drop the copy
+					m.frames, m.sets = m.frames[:nf], m.sets[:ns]
+				}
+			}
+			m.ctrans[k] = next
+		}
+		if next == tReject {
+			c := &t.nodes[child]
+			t.maskRange(c.lo, c.hi, logits)
+			continue
+		}
+		m.walkCached(child, next, logits, limit)
+	}
 }
 
 // walk masks the tokens of trie node n's subtree, st being the state after the node's prefix.
