@@ -620,32 +620,22 @@ func (p *gbnfParser) class(rs []crange, neg bool) elem {
 
 // check refuses grammars the matcher cannot run: rules that can never end and left recursion.
 func (g *GBNF) check() error {
-	// Productive rules (can derive a finite string) and nullable rules (can derive the empty string).
-	prod := make([]bool, len(g.rules))
-	null := make([]bool, len(g.rules))
-	for changed := true; changed; {
-		changed = false
-		for id, r := range g.rules {
-			for _, a := range r.alts {
-				p, n := true, true
-				for i := a; g.elems[i].kind != eEnd; i++ {
-					e := g.elems[i]
-					if e.kind == eRef {
-						p = p && prod[e.a]
-						n = n && null[e.a]
-					} else {
-						n = false
-						p = p && e.a < e.b // an empty class (the negation of everything) matches nothing
-					}
-				}
-				if p && !prod[id] {
-					prod[id], changed = true, true
-				}
-				if n && !null[id] {
-					null[id], changed = true, true
-				}
+	// Productive rules (can derive a finite string) and nullable rules (can derive the empty string),
+	// as shortest derivations: characters are free (an empty class cannot match), or cannot be used.
+	free, none := make([]int32, len(g.elems)), make([]int32, len(g.elems))
+	for i, e := range g.elems {
+		if e.kind == eChar {
+			none[i] = costInf
+			if e.a == e.b {
+				free[i] = costInf
 			}
 		}
+	}
+	lengths, empties := shortest(g, free), shortest(g, none)
+	prod := make([]bool, len(g.rules))
+	null := make([]bool, len(g.rules))
+	for id := range g.rules {
+		prod[id], null[id] = lengths[id] < costInf, empties[id] == 0
 	}
 	for id, r := range g.rules {
 		if !prod[id] {

@@ -88,10 +88,10 @@ func TestSchemaRefusals(t *testing.T) {
 }
 
 // TestIntegerBounds: an integer schema's grammar accepts exactly the integers within its bounds (all of
-// -400..400 checked), for inclusive and exclusive bounds, fractional ones and one-sided ones; a number
+// -130..310 checked), for inclusive and exclusive bounds, fractional ones and one-sided ones; a number
 // schema's grammar accepts only values within them.
 func TestIntegerBounds(t *testing.T) {
-	bounds := []string{"", "-123", "-10", "-5", "-1", "0", "0.5", "1", "3", "9", "10", "15", "23", "25", "30", "42", "99.9", "100", "207", "300"}
+	bounds := []string{"", "-123", "-10", "-5", "-1", "0", "0.5", "1", "3", "10", "23", "30", "99.9", "100", "207", "300"}
 	decimals := []string{"0.5", "-0.5", "1.25", "-1.75", "9.99", "-10.01", "22.5", "299.95", "-122.5", "0.05", "41.9"}
 	for _, lo := range bounds {
 		for _, hi := range bounds {
@@ -129,11 +129,11 @@ func TestIntegerBounds(t *testing.T) {
 					}
 					g, err := FromJSONSchema([]byte(schema))
 					if err != nil {
-						any := false
-						for n := -400; n <= 400; n++ {
-							any = any || in(float64(n))
+						some := false
+						for n := -130; n <= 310; n++ {
+							some = some || in(float64(n))
 						}
-						if typ == "integer" && !any && strings.Contains(err.Error(), "no integer") {
+						if typ == "integer" && !some && strings.Contains(err.Error(), "no integer") {
 							continue
 						}
 						if typ == "number" && strings.Contains(err.Error(), "no number") && !in(0.5) && !in(-0.5) {
@@ -141,7 +141,7 @@ func TestIntegerBounds(t *testing.T) {
 						}
 						t.Fatalf("%s: %v", schema, err)
 					}
-					for n := -400; n <= 400; n++ {
+					for n := -130; n <= 310; n++ {
 						s := strconv.Itoa(n)
 						if got := g.Recognise(s); got != in(float64(n)) {
 							t.Errorf("%s: %s accepted %v", schema, s, got)
