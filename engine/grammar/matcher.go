@@ -81,7 +81,13 @@ type Matcher struct {
 	cstates []mstate
 	ccost   []int32
 	ctrans  []int32
+	cloop   []asciiSet // the ASCII bytes that lead state sid back to itself (computed on first use)
+	cloopOK []bool
 	ctable  [4 * maxCached]int32
+	// Completed multi-byte characters: ckeys[i] = cstamp<<32 | sid<<21 | code point, cvals[i] the state.
+	ckeys  [ncomplete]uint64
+	cvals  [ncomplete]int32
+	cstamp uint32
 }
 
 const (
@@ -90,6 +96,8 @@ const (
 	tUnknown  = -2 // ctrans: not computed yet
 	tReject   = -1 // ctrans: the byte is not allowed
 	tUncached = -3 // canon: the cache is full
+	tPartial  = -4 // ctrans: the byte starts a character some stack can take
+	ncomplete = 1 << 12
 )
 
 // NewMatcher makes a matcher of g over v, at the start.
@@ -611,6 +619,11 @@ func (m *Matcher) Mask(logits []float32, remaining int) bool {
 	m.allowed = 0
 	nf, ns := len(m.frames), len(m.sets)
 	m.cstates, m.ccost, m.ctrans = m.cstates[:0], m.ccost[:0], m.ctrans[:0]
+	m.cloop, m.cloopOK = m.cloop[:0], m.cloopOK[:0]
+	if m.cstamp++; m.cstamp == 0 { // keys of earlier calls must not match
+		clear(m.ckeys[:])
+		m.cstamp = 1
+	}
 	for i := range m.ctable {
 		m.ctable[i] = -1
 	}
@@ -637,6 +650,7 @@ func (m *Matcher) canon(st mstate) int32 {
 			m.ctable[i] = id
 			m.cstates = append(m.cstates, st)
 			m.ccost = append(m.ccost, m.cost(&st))
+			m.cloop, m.cloopOK = append(m.cloop, asciiSet{}), append(m.cloopOK, false)
 			for range 256 {
 				m.ctrans = append(m.ctrans, tUnknown)
 			}
@@ -656,7 +670,8 @@ func (m *Matcher) sameState(a, b *mstate) bool {
 }
 
 // walkCached is walk over cached states: sid's transitions are computed once per Mask call, however
-// many trie nodes reach the state.
+// many trie nodes reach the state. Cached states are between characters (need == 0); a byte that starts
+// a multi-byte character leads to walkPartial.
 func (m *Matcher) walkCached(n, sid int32, logits []float32, limit int32) {
 	t := m.t
 	st := m.cstates[sid]
@@ -668,18 +683,120 @@ func (m *Matcher) walkCached(n, sid int32, logits []float32, limit int32) {
 			m.allowed += int(nd.own - nd.lo)
 		}
 	}
+	if nd.hi > nd.own && t.ascii[n] && m.ccost[sid] <= limit && t.below[n].within(m.loops(sid)) {
+		// Every byte below leads back to this state (plain text in a string, say): all allowed.
+		m.allowed += int(nd.hi - nd.own)
+		return
+	}
 	for e := nd.edge; e < nd.edge+nd.nedge; e++ {
 		child := t.edgeNode[e]
-		k := int(sid)*256 + int(t.edgeByte[e])
-		next := m.ctrans[k]
-		if next == tUnknown {
+		c := t.edgeByte[e]
+		next := m.trans(sid, c)
+		if next == tUncached {
 			nf, ns := len(m.frames), len(m.sets)
-			s, ok := m.step(st, t.edgeByte[e])
-			switch {
-			case !ok:
+			s, _ := m.step(st, c)
+			m.walk(child, s, logits, limit)
+			m.frames, m.sets = m.frames[:nf], m.sets[:ns]
+			continue
+		}
+		switch next {
+		case tReject:
+			ch := &t.nodes[child]
+			t.maskRange(ch.lo, ch.hi, logits)
+		case tPartial:
+			s, _ := m.step(st, c)
+			m.walkPartial(child, sid, s, logits, limit)
+		default:
+			m.walkCached(child, next, logits, limit)
+		}
+	}
+}
+
+// loops returns the ASCII bytes that step cached state sid back to itself.
+func (m *Matcher) loops(sid int32) asciiSet {
+	if !m.cloopOK[sid] {
+		var l asciiSet
+		for c := range byte(0x80) {
+			if m.trans(sid, c) == sid {
+				l.add(c)
+			}
+		}
+		m.cloop[sid], m.cloopOK[sid] = l, true
+	}
+	return m.cloop[sid]
+}
+
+// trans returns the transition of cached state sid on byte c: a cached state, tReject, tPartial (c
+// starts a character), or tUncached (the cache is full; the step is not kept).
+func (m *Matcher) trans(sid int32, c byte) int32 {
+	k := int(sid)*256 + int(c)
+	next := m.ctrans[k]
+	if next == tUnknown {
+		st := m.cstates[sid]
+		nf, ns := len(m.frames), len(m.sets)
+		s, ok := m.step(st, c)
+		switch {
+		case !ok:
+			next = tReject
+			m.frames, m.sets = m.frames[:nf], m.sets[:ns]
+		case s.need > 0:
+			next = tPartial // stepping a lead byte only checks feasibility: redone each time
+		default:
+			before := len(m.cstates)
+			next = m.canon(s)
+			if next == tUncached || len(m.cstates) == before { // not kept, or already cached
+				m.frames, m.sets = m.frames[:nf], m.sets[:ns]
+			}
+		}
+		if next != tUncached {
+			m.ctrans[k] = next
+		}
+	}
+	return next
+}
+
+// walkPartial walks below a node where st is inside a multi-byte character over the stacks of cached
+// state sid. The character's completions are cached by (sid, code point).
+func (m *Matcher) walkPartial(n, sid int32, st mstate, logits []float32, limit int32) {
+	t := m.t
+	nd := &t.nodes[n]
+	if nd.own > nd.lo {
+		if m.cost(&st) > limit {
+			t.maskRange(nd.lo, nd.own, logits)
+		} else {
+			m.allowed += int(nd.own - nd.lo)
+		}
+	}
+	for e := nd.edge; e < nd.edge+nd.nedge; e++ {
+		child := t.edgeNode[e]
+		c := t.edgeByte[e]
+		if st.need > 1 { // a continuation that does not finish the character: cheap, no stacks built
+			if s, ok := m.step(st, c); ok {
+				m.walkPartial(child, sid, s, logits, limit)
+			} else {
+				ch := &t.nodes[child]
+				t.maskRange(ch.lo, ch.hi, logits)
+			}
+			continue
+		}
+		if c < st.lo || c > st.hi {
+			ch := &t.nodes[child]
+			t.maskRange(ch.lo, ch.hi, logits)
+			continue
+		}
+		cp := st.cp<<6 | rune(c&0x3F)
+		key := uint64(m.cstamp)<<32 | uint64(sid)<<21 | uint64(cp)
+		slot := int(uint32(key*0x9E3779B97F4A7C15>>40)) & (len(m.ckeys) - 1)
+		next := int32(tUnknown)
+		if m.ckeys[slot] == key {
+			next = m.cvals[slot]
+		} else {
+			nf, ns := len(m.frames), len(m.sets)
+			s, ok := m.step(st, c)
+			if !ok {
 				next = tReject
 				m.frames, m.sets = m.frames[:nf], m.sets[:ns]
-			default:
+			} else {
 				before := len(m.cstates)
 				next = m.canon(s)
 				if next == tUncached {
@@ -687,22 +804,23 @@ func (m *Matcher) walkCached(n, sid int32, logits []float32, limit int32) {
 					m.frames, m.sets = m.frames[:nf], m.sets[:ns]
 					continue
 				}
-				if len(m.cstates) == before { // already cached: drop the copy
+				if len(m.cstates) == before {
 					m.frames, m.sets = m.frames[:nf], m.sets[:ns]
 				}
 			}
-			m.ctrans[k] = next
+			m.ckeys[slot], m.cvals[slot] = key, next
 		}
 		if next == tReject {
-			c := &t.nodes[child]
-			t.maskRange(c.lo, c.hi, logits)
+			ch := &t.nodes[child]
+			t.maskRange(ch.lo, ch.hi, logits)
 			continue
 		}
 		m.walkCached(child, next, logits, limit)
 	}
 }
 
-// walk masks the tokens of trie node n's subtree, st being the state after the node's prefix.
+// walk masks the tokens of trie node n's subtree, st being the state after the node's prefix, without
+// the cache (when it is full).
 func (m *Matcher) walk(n int32, st mstate, logits []float32, limit int32) {
 	t := m.t
 	nd := &t.nodes[n]

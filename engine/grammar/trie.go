@@ -29,7 +29,16 @@ type trie struct {
 	edgeByte []byte  // edgeByte[e]: the byte on edge e
 	edgeNode []int32 // edgeNode[e]: the child it leads to
 	single   [256]bool
+	// below[n]: the bytes on the edges of node n's subtree, when they are all ASCII (ascii[n]).
+	below []asciiSet
+	ascii []bool
 }
+
+// asciiSet is a set of ASCII bytes.
+type asciiSet [2]uint64
+
+func (a *asciiSet) add(c byte)            { a[c>>6] |= 1 << (c & 63) }
+func (a asciiSet) within(b asciiSet) bool { return a[0]&^b[0] == 0 && a[1]&^b[1] == 0 }
 
 // node is a trie node: the tokens whose bytes start with the node's prefix are perm[lo:hi]; those equal
 // to the prefix are perm[lo:own]. Its children are edges [edge, edge+nedge).
@@ -65,6 +74,22 @@ func newTrie(pieces [][]byte, eos int) *trie {
 	g.nodes = append(g.nodes, node{})
 	var groups []int32 // scratch: [lo, hi) pairs of the children being built, as a stack
 	g.build(0, 0, int32(len(g.perm)), 0, &groups)
+	// Children come after their parents: one backward pass gathers each subtree's bytes.
+	g.below, g.ascii = make([]asciiSet, len(g.nodes)), make([]bool, len(g.nodes))
+	for n := len(g.nodes) - 1; n >= 0; n-- {
+		nd := &g.nodes[n]
+		b, ok := asciiSet{}, true
+		for e := nd.edge; e < nd.edge+nd.nedge; e++ {
+			c, child := g.edgeByte[e], g.edgeNode[e]
+			ok = ok && c < 0x80 && g.ascii[child]
+			if ok {
+				b.add(c)
+				cb := g.below[child]
+				b[0], b[1] = b[0]|cb[0], b[1]|cb[1]
+			}
+		}
+		g.below[n], g.ascii[n] = b, ok
+	}
 	return g
 }
 
