@@ -147,8 +147,7 @@ func shortest(g *GBNF, charCost []int32) []int32 {
 		sum     int32 // characters and final references so far
 	}
 	var alts []alt
-	var users [][]int32 // users[r]: the alternatives referring to rule r, once per reference
-	users = make([][]int32, len(g.rules))
+	users := make([][]int32, len(g.rules)) // users[r]: the alternatives referring to rule r, once per reference
 	best := make([]int32, len(g.rules))
 	done := make([]bool, len(g.rules))
 	for i := range best {
