@@ -91,6 +91,18 @@ type gbnfParser struct {
 // ParseGBNF parses and compiles a grammar in llama.cpp's GBNF syntax. Every error wraps ErrGrammar and
 // names the line and column (and the rule) where it is.
 func ParseGBNF(src string) (*GBNF, error) {
+	g, err := parseGBNF(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// parseGBNF parses and compiles src without check's refusals (left recursion, rules that never end).
+func parseGBNF(src string) (*GBNF, error) {
 	if len(src) > maxSource {
 		return nil, fmt.Errorf("%w: the grammar is %d bytes, over the limit of %d", ErrGrammar, len(src), maxSource)
 	}
@@ -108,9 +120,6 @@ func ParseGBNF(src string) (*GBNF, error) {
 	}
 	p := &gbnfParser{src: src, g: &GBNF{}, ids: map[string]int32{}, refLine: map[int32][2]int{}, nameCount: map[string]int{}}
 	if err := p.parse(); err != nil {
-		return nil, err
-	}
-	if err := p.g.check(); err != nil {
 		return nil, err
 	}
 	return p.g, nil

@@ -38,9 +38,12 @@ func FromJSONSchema(schema []byte) (*GBNF, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := ParseGBNF(src)
+	g, err := parseGBNF(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the generated grammar does not compile (a bug): %w", ErrSchema, err)
+	}
+	if err := g.check(); err != nil { // a $ref cycle with no way out, or back to itself before any text
+		return nil, fmt.Errorf("%w: the schema has no finite instance, or a $ref reaches itself before any JSON text: %w", ErrSchema, err)
 	}
 	return g, nil
 }
