@@ -11,7 +11,7 @@ import (
 // ns/row is the time per weight row.
 func BenchmarkMatVec(b *testing.B) {
 	const rows = 256
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range twinTypes {
 		tr := TraitsOf(typ)
 		at := TraitsOf(tr.VecDotType)
 		for _, n := range []int{2048, 5632} {

@@ -196,7 +196,7 @@ func checkLineTwins(t *testing.T, line formatKernels, p Traits) {
 
 // scaleOffset is where the fp16 scale of a block of the types with platform
 // dots is (Q4_K: d; its dmin at 2).
-var scaleOffset = map[Type]int{F16: 0, Q4_0: 0, Q8_0: 0, Q4_K: 0, Q6_K: 208}
+var scaleOffset = map[Type]int{F16: 0, Q4_0: 0, Q4_1: 0, Q5_0: 0, Q5_1: 0, Q8_0: 0, Q4_K: 0, Q6_K: 208, IQ4_NL: 0, IQ4_XS: 0}
 
 // specialHalves are fp16 scales outside the kernels' fast paths: zeros,
 // subnormals, infinities and NaNs.
