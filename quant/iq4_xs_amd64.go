@@ -64,17 +64,20 @@ func iq4XSScales(x *[iq4_XSBytes]byte) (ls [8]int16) {
 }
 
 // iq4XSLanes returns the int32 lanes of the block x with the activation
-// block y (see dotIQ4_XSAVX2).
+// block y (see dotIQ4_XSAVX2). Not inlined, and the sub-blocks written out:
+// with the block pointers in registers the loads take constant offsets.
+//
+//go:noinline
 func iq4XSLanes(x *[iq4_XSBytes]byte, y *[q8_KBytes]byte, tab archsimd.Int8x32) archsimd.Int32x8 {
-	ls := iq4XSScales(x)
-	var sum archsimd.Int32x8
-	for j := range 8 {
+	h := uint32(binary.LittleEndian.Uint16(x[2:]))
+	l := binary.LittleEndian.Uint32(x[4:])
+	sub := func(j int) archsimd.Int32x8 {
 		v := iq4XSLevels(x, j, tab)
 		yv := load32((*[32]byte)(y[4+32*j:])).BitsToInt8()
-		p := yv.Abs().AsUint8x32().DotProductPairsSaturated(v.MulSign(yv))
-		sum = sum.Add(p.DotProductPairs(archsimd.BroadcastInt16x16(ls[j])))
+		ls := int16(l>>(4*j)&0xf|(h>>(2*j)&3)<<4) - 32
+		return yv.Abs().AsUint8x32().DotProductPairsSaturated(v.MulSign(yv)).DotProductPairs(archsimd.BroadcastInt16x16(ls))
 	}
-	return sum
+	return sub(0).Add(sub(1)).Add(sub(2).Add(sub(3))).Add(sub(4).Add(sub(5)).Add(sub(6).Add(sub(7))))
 }
 
 // dotNIQ4_XSAVX2 is dotIQ4_XSAVX2 for several activations: each block's
@@ -116,13 +119,14 @@ func dotNIQ4_XSAVX2(n int, w []byte, acts [][]byte, out []float32) {
 
 // iq4XSDecoded returns acc after the fused multiply-add of the decoded
 // block (levels v, scales sc, d dx) with the activation block y.
+//
+//go:noinline
 func iq4XSDecoded(v *[8]archsimd.Int8x32, sc *[8]archsimd.Int16x16, y *[q8_KBytes]byte, dx float32, acc archsimd.Float32x8) archsimd.Float32x8 {
-	var sum archsimd.Int32x8
-	for j := range 8 {
+	sub := func(j int) archsimd.Int32x8 {
 		yv := load32((*[32]byte)(y[4+32*j:])).BitsToInt8()
-		p := yv.Abs().AsUint8x32().DotProductPairsSaturated(v[j].MulSign(yv))
-		sum = sum.Add(p.DotProductPairs(sc[j]))
+		return yv.Abs().AsUint8x32().DotProductPairsSaturated(v[j].MulSign(yv)).DotProductPairs(sc[j])
 	}
+	sum := sub(0).Add(sub(1)).Add(sub(2).Add(sub(3))).Add(sub(4).Add(sub(5)).Add(sub(6).Add(sub(7))))
 	d := archsimd.BroadcastFloat32x8(dx * f32At(y[:]))
 	return d.MulAdd(sum.ConvertToFloat32(), acc)
 }
