@@ -126,3 +126,98 @@ func dotQ4_1AVX2(n int, w, act []byte) float32 {
 	}
 	return accX86(acc) + summs.GetElem(0)
 }
+
+// The DotN kernels: four activations at a time, each block is decoded once
+// (dec: the unsigned quants) and its lanes with each activation's block
+// added to that activation's accumulators as the one-activation kernel
+// does; the last len(acts)%4 activations go through the Dot kernel.
+
+// The formats of dotNQ5AVX2.
+const (
+	kindQ5_0 = iota
+	kindQ5_1
+	kindQ4_1
+)
+
+func dotNQ5_0AVX2(n int, w []byte, acts [][]byte, out []float32) {
+	dotNQ5AVX2(kindQ5_0, n, w, acts, out)
+}
+
+func dotNQ5_1AVX2(n int, w []byte, acts [][]byte, out []float32) {
+	dotNQ5AVX2(kindQ5_1, n, w, acts, out)
+}
+
+func dotNQ4_1AVX2(n int, w []byte, acts [][]byte, out []float32) {
+	dotNQ5AVX2(kindQ4_1, n, w, acts, out)
+}
+
+func dotRowsNQ5_0AVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	eachRow(dotNQ5_0AVX2, n/qk*q5_0Bytes, n, w, acts, outs, at)
+}
+
+func dotRowsNQ5_1AVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	eachRow(dotNQ5_1AVX2, n/qk*q5_1Bytes, n, w, acts, outs, at)
+}
+
+func dotRowsNQ4_1AVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	eachRow(dotNQ4_1AVX2, n/qk*q4_1Bytes, n, w, acts, outs, at)
+}
+
+// dotNQ5AVX2 is the DotN kernel of Q5_0, Q5_1 or Q4_1 (kind).
+func dotNQ5AVX2(kind, n int, w []byte, acts [][]byte, out []float32) {
+	nb := n / qk
+	xsize, ysize, dot := q5_0Bytes, q8_0Bytes, dotQ5_0AVX2
+	switch kind {
+	case kindQ5_1:
+		xsize, ysize, dot = q5_1Bytes, q8_1Bytes, dotQ5_1AVX2
+	case kindQ4_1:
+		xsize, ysize, dot = q4_1Bytes, q8_1Bytes, dotQ4_1AVX2
+	}
+	w = w[:nb*xsize]
+	out = out[:len(acts)]
+	c := q5Consts()
+	i := 0
+	for ; i+4 <= len(acts); i += 4 {
+		var (
+			acc   [4]archsimd.Float32x8
+			summs [4]archsimd.Float32x4
+		)
+		a := [4][]byte{acts[i][:nb*ysize], acts[i+1][:nb*ysize], acts[i+2][:nb*ysize], acts[i+3][:nb*ysize]}
+		for b := range nb {
+			x := w[b*xsize : (b+1)*xsize]
+			switch kind {
+			case kindQ5_0:
+				q := quants5((*[16]byte)(x[6:]), binary.LittleEndian.Uint32(x[2:]), &c)
+				dx := halfToFloat(binary.LittleEndian.Uint16(x))
+				for k := range 4 {
+					y := (*[q8_0Bytes]byte)(a[k][b*q8_0Bytes:])
+					yv := load32((*[32]byte)(y[2:])).BitsToInt8()
+					lanes := q.DotProductPairsSaturated(yv).Sub(c.sixteen.DotProductPairsSaturated(yv)).DotProductPairs(c.ones)
+					d := archsimd.BroadcastFloat32x8(dx * halfToFloat(binary.LittleEndian.Uint16(y[:])))
+					acc[k] = d.MulAdd(lanes.ConvertToFloat32(), acc[k])
+				}
+			default:
+				var q archsimd.Uint8x32
+				if kind == kindQ5_1 {
+					q = quants5((*[16]byte)(x[8:]), binary.LittleEndian.Uint32(x[4:]), &c)
+				} else {
+					q = nibbles32((*[16]byte)(x[4:]), c.m4)
+				}
+				for k := range 4 {
+					y := a[k][b*q8_1Bytes : (b+1)*q8_1Bytes]
+					lanes := q.DotProductPairsSaturated(load32((*[32]byte)(y[4:])).BitsToInt8()).DotProductPairs(c.ones)
+					acc[k], summs[k] = minTerm(x, y, lanes, acc[k], summs[k])
+				}
+			}
+		}
+		for k := range 4 {
+			out[i+k] = accX86(acc[k])
+			if kind != kindQ5_0 {
+				out[i+k] += summs[k].GetElem(0)
+			}
+		}
+	}
+	for ; i < len(acts); i++ {
+		out[i] = dot(n, w, acts[i])
+	}
+}
