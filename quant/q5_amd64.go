@@ -67,18 +67,13 @@ func dotQ5_0AVX2(n int, w, act []byte) float32 {
 	for b := range nb {
 		x := (*[q5_0Bytes]byte)(w[b*q5_0Bytes:])
 		y := (*[q8_0Bytes]byte)(act[b*q8_0Bytes:])
-		acc = q5_0Term(x, y, &c, acc)
+		q := quants5((*[16]byte)(x[6:]), binary.LittleEndian.Uint32(x[2:]), &c)
+		yv := load32((*[32]byte)(y[2:])).BitsToInt8()
+		lanes := q.DotProductPairsSaturated(yv).Sub(c.sixteen.DotProductPairsSaturated(yv)).DotProductPairs(c.ones)
+		d := archsimd.BroadcastFloat32x8(halfToFloat(binary.LittleEndian.Uint16(x[:])) * halfToFloat(binary.LittleEndian.Uint16(y[:])))
+		acc = d.MulAdd(lanes.ConvertToFloat32(), acc)
 	}
 	return accX86(acc)
-}
-
-// q5_0Term returns acc after block x's fused multiply-adds with y.
-func q5_0Term(x *[q5_0Bytes]byte, y *[q8_0Bytes]byte, c *q5Masks, acc archsimd.Float32x8) archsimd.Float32x8 {
-	q := quants5((*[16]byte)(x[6:]), binary.LittleEndian.Uint32(x[2:]), c)
-	yv := load32((*[32]byte)(y[2:])).BitsToInt8()
-	lanes := q.DotProductPairsSaturated(yv).Sub(c.sixteen.DotProductPairsSaturated(yv)).DotProductPairs(c.ones)
-	d := archsimd.BroadcastFloat32x8(halfToFloat(binary.LittleEndian.Uint16(x[:])) * halfToFloat(binary.LittleEndian.Uint16(y[:])))
-	return d.MulAdd(lanes.ConvertToFloat32(), acc)
 }
 
 // dotQ5_1AVX2 computes the same as dotQ5_1Ref, bit for bit; the min terms
@@ -94,19 +89,19 @@ func dotQ5_1AVX2(n int, w, act []byte) float32 {
 		y := (*[q8_1Bytes]byte)(act[b*q8_1Bytes:])
 		q := quants5((*[16]byte)(x[8:]), binary.LittleEndian.Uint32(x[4:]), &c)
 		lanes := q.DotProductPairsSaturated(load32((*[32]byte)(y[4:])).BitsToInt8()).DotProductPairs(c.ones)
-		acc, summs = minTerm(x[:], y[:], lanes, acc, summs)
+		d, m, sy := minScales(x[:], y[:])
+		acc = lanes.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(d), acc)
+		summs = archsimd.BroadcastFloat32x4(m).MulAdd(archsimd.BroadcastFloat32x4(sy), summs)
 	}
 	return accX86(acc) + summs.GetElem(0)
 }
 
-// minTerm returns acc and summs after a Q4_1/Q5_1 block's terms: the
-// lanes' fused multiply-adds with dx·dy, and m·s's with summs (lane 0).
-func minTerm(x, y []byte, lanes archsimd.Int32x8, acc archsimd.Float32x8, summs archsimd.Float32x4) (archsimd.Float32x8, archsimd.Float32x4) {
+// minScales returns a Q4_1/Q5_1 block's dx·dy, its m and the activation
+// block's s: the lanes are added by fused multiply-adds with dx·dy, m·s to
+// summs (lane 0 of a vector) by one.
+func minScales(x, y []byte) (d, m, s float32) {
 	hx, hy := binary.LittleEndian.Uint32(x), binary.LittleEndian.Uint32(y)
-	d := archsimd.BroadcastFloat32x8(halfToFloat(uint16(hx)) * halfToFloat(uint16(hy)))
-	m := archsimd.BroadcastFloat32x4(halfToFloat(uint16(hx >> 16)))
-	s := archsimd.BroadcastFloat32x4(halfToFloat(uint16(hy >> 16)))
-	return lanes.ConvertToFloat32().MulAdd(d, acc), m.MulAdd(s, summs)
+	return halfToFloat(uint16(hx)) * halfToFloat(uint16(hy)), halfToFloat(uint16(hx >> 16)), halfToFloat(uint16(hy >> 16))
 }
 
 // dotQ4_1AVX2 computes the same as dotQ4_1Ref, bit for bit.
@@ -122,7 +117,9 @@ func dotQ4_1AVX2(n int, w, act []byte) float32 {
 		y := (*[q8_1Bytes]byte)(act[b*q8_1Bytes:])
 		q := nibbles32((*[16]byte)(x[4:]), m4)
 		lanes := q.DotProductPairsSaturated(load32((*[32]byte)(y[4:])).BitsToInt8()).DotProductPairs(ones)
-		acc, summs = minTerm(x[:], y[:], lanes, acc, summs)
+		d, m, sy := minScales(x[:], y[:])
+		acc = lanes.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(d), acc)
+		summs = archsimd.BroadcastFloat32x4(m).MulAdd(archsimd.BroadcastFloat32x4(sy), summs)
 	}
 	return accX86(acc) + summs.GetElem(0)
 }
@@ -206,7 +203,9 @@ func dotNQ5AVX2(kind, n int, w []byte, acts [][]byte, out []float32) {
 				for k := range 4 {
 					y := a[k][b*q8_1Bytes : (b+1)*q8_1Bytes]
 					lanes := q.DotProductPairsSaturated(load32((*[32]byte)(y[4:])).BitsToInt8()).DotProductPairs(c.ones)
-					acc[k], summs[k] = minTerm(x, y, lanes, acc[k], summs[k])
+					d, m, sy := minScales(x, y)
+					acc[k] = lanes.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(d), acc[k])
+					summs[k] = archsimd.BroadcastFloat32x4(m).MulAdd(archsimd.BroadcastFloat32x4(sy), summs[k])
 				}
 			}
 		}
