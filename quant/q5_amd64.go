@@ -89,19 +89,12 @@ func dotQ5_1AVX2(n int, w, act []byte) float32 {
 		y := (*[q8_1Bytes]byte)(act[b*q8_1Bytes:])
 		q := quants5((*[16]byte)(x[8:]), binary.LittleEndian.Uint32(x[4:]), &c)
 		lanes := q.DotProductPairsSaturated(load32((*[32]byte)(y[4:])).BitsToInt8()).DotProductPairs(c.ones)
-		d, m, sy := minScales(x[:], y[:])
+		hx, hy := binary.LittleEndian.Uint32(x[:]), binary.LittleEndian.Uint32(y[:]) // d, m; d, s
+		d, m, sy := halfToFloat(uint16(hx))*halfToFloat(uint16(hy)), halfToFloat(uint16(hx>>16)), halfToFloat(uint16(hy>>16))
 		acc = lanes.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(d), acc)
 		summs = archsimd.BroadcastFloat32x4(m).MulAdd(archsimd.BroadcastFloat32x4(sy), summs)
 	}
 	return accX86(acc) + summs.GetElem(0)
-}
-
-// minScales returns a Q4_1/Q5_1 block's dx·dy, its m and the activation
-// block's s: the lanes are added by fused multiply-adds with dx·dy, m·s to
-// summs (lane 0 of a vector) by one.
-func minScales(x, y []byte) (d, m, s float32) {
-	hx, hy := binary.LittleEndian.Uint32(x), binary.LittleEndian.Uint32(y)
-	return halfToFloat(uint16(hx)) * halfToFloat(uint16(hy)), halfToFloat(uint16(hx >> 16)), halfToFloat(uint16(hy >> 16))
 }
 
 // dotQ4_1AVX2 computes the same as dotQ4_1Ref, bit for bit.
@@ -117,12 +110,16 @@ func dotQ4_1AVX2(n int, w, act []byte) float32 {
 		y := (*[q8_1Bytes]byte)(act[b*q8_1Bytes:])
 		q := nibbles32((*[16]byte)(x[4:]), m4)
 		lanes := q.DotProductPairsSaturated(load32((*[32]byte)(y[4:])).BitsToInt8()).DotProductPairs(ones)
-		d, m, sy := minScales(x[:], y[:])
+		hx, hy := binary.LittleEndian.Uint32(x[:]), binary.LittleEndian.Uint32(y[:]) // d, m; d, s
+		d, m, sy := halfToFloat(uint16(hx))*halfToFloat(uint16(hy)), halfToFloat(uint16(hx>>16)), halfToFloat(uint16(hy>>16))
 		acc = lanes.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(d), acc)
 		summs = archsimd.BroadcastFloat32x4(m).MulAdd(archsimd.BroadcastFloat32x4(sy), summs)
 	}
 	return accX86(acc) + summs.GetElem(0)
 }
+
+// In the Q4_1 and Q5_1 loops, the lanes are added by fused multiply-adds
+// with dx·dy, m·s to summs (lane 0 of a vector) by one.
 
 // The DotN kernels: four activations at a time, each block is decoded once
 // (dec: the unsigned quants) and its lanes with each activation's block
@@ -203,7 +200,8 @@ func dotNQ5AVX2(kind, n int, w []byte, acts [][]byte, out []float32) {
 				for k := range 4 {
 					y := a[k][b*q8_1Bytes : (b+1)*q8_1Bytes]
 					lanes := q.DotProductPairsSaturated(load32((*[32]byte)(y[4:])).BitsToInt8()).DotProductPairs(c.ones)
-					d, m, sy := minScales(x, y)
+					hx, hy := binary.LittleEndian.Uint32(x), binary.LittleEndian.Uint32(y) // d, m; d, s
+					d, m, sy := halfToFloat(uint16(hx))*halfToFloat(uint16(hy)), halfToFloat(uint16(hx>>16)), halfToFloat(uint16(hy>>16))
 					acc[k] = lanes.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(d), acc[k])
 					summs[k] = archsimd.BroadcastFloat32x4(m).MulAdd(archsimd.BroadcastFloat32x4(sy), summs[k])
 				}
