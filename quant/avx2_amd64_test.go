@@ -68,7 +68,7 @@ func TestHalvesToFloatsAll(t *testing.T) {
 func TestDotTwinsLongRows(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(12, 12))
-		for _, typ := range simdTypes {
+		for _, typ := range twinTypes {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]

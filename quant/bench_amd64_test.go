@@ -39,7 +39,7 @@ func BenchmarkKernelCPU(b *testing.B) {
 }
 
 func benchKernelCPU(b *testing.B, prefix string, ks kernelSet) {
-	for _, t := range simdTypes {
+	for _, t := range twinTypes {
 		tr := ks.traits(t)
 		w, act := benchData(b, t)
 		rowBytes := len(w) / benchRows
@@ -53,7 +53,7 @@ func benchKernelCPU(b *testing.B, prefix string, ks kernelSet) {
 					sink += tr.Dot(benchCols, w[r*rowBytes:(r+1)*rowBytes], act)
 				}
 			}
-			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows), "cpu-ns/row")
+			reportCPU(b, threadCPU()-c0, rowBytes, 1)
 			_ = sink
 		})
 		b.Run(prefix+"MatVec/"+t.String(), func(b *testing.B) {
@@ -64,7 +64,7 @@ func benchKernelCPU(b *testing.B, prefix string, ks kernelSet) {
 			for b.Loop() {
 				tr.MatVec(benchCols, w, act, out)
 			}
-			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows), "cpu-ns/row")
+			reportCPU(b, threadCPU()-c0, rowBytes, 1)
 		})
 		b.Run(prefix+"DotN/"+t.String(), func(b *testing.B) {
 			runtime.LockOSThread()
@@ -80,7 +80,7 @@ func benchKernelCPU(b *testing.B, prefix string, ks kernelSet) {
 					tr.DotEach(benchCols, w[r*rowBytes:(r+1)*rowBytes], acts, out)
 				}
 			}
-			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows*MaxDotN), "cpu-ns/row-act")
+			reportCPU(b, threadCPU()-c0, rowBytes, MaxDotN)
 		})
 		b.Run(prefix+"MatMul/"+t.String(), func(b *testing.B) {
 			runtime.LockOSThread()
@@ -104,7 +104,20 @@ func benchKernelCPU(b *testing.B, prefix string, ks kernelSet) {
 			for b.Loop() {
 				tr.MatMul(benchCols, w, acts, outs, 0)
 			}
-			b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*benchRows*MaxDotN), "cpu-ns/row-act")
+			reportCPU(b, threadCPU()-c0, rowBytes, MaxDotN)
 		})
 	}
+}
+
+// reportCPU reports the thread CPU time cpu of b.N passes over benchRows
+// rows of rowBytes bytes with acts activations: per row (and activation)
+// and as weight bytes per CPU second (wGB/s, the weights read once per
+// pass), the rate the formats are compared by.
+func reportCPU(b *testing.B, cpu time.Duration, rowBytes, acts int) {
+	unit := "cpu-ns/row"
+	if acts > 1 {
+		unit = "cpu-ns/row-act"
+	}
+	b.ReportMetric(float64(cpu)/float64(b.N*benchRows*acts), unit)
+	b.ReportMetric(float64(b.N*benchRows*rowBytes)/float64(cpu), "wGB/s")
 }

@@ -11,7 +11,7 @@ import (
 // ns/row is the time per weight row, MB/s weight bytes read per second.
 func BenchmarkMatVec(b *testing.B) {
 	const rows = 256
-	for _, typ := range simdTypes {
+	for _, typ := range twinTypes {
 		tr := TraitsOf(typ)
 		at := TraitsOf(tr.VecDotType)
 		for _, n := range []int{2048, 5632} {
@@ -46,7 +46,7 @@ func BenchmarkMatVec(b *testing.B) {
 // activation.
 func BenchmarkMatMul(b *testing.B) {
 	const rows = 256
-	for _, typ := range simdTypes {
+	for _, typ := range twinTypes {
 		tr := TraitsOf(typ)
 		at := TraitsOf(tr.VecDotType)
 		for _, n := range []int{2048, 5632} {

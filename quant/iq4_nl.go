@@ -24,7 +24,11 @@ func dequantizeIQ4_NL(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ4_NLRef is ggml_vec_dot_iq4_nl_q8_0.
+// dotIQ4_NLRef is ggml_vec_dot_iq4_nl_q8_0 in the order llama.cpp runs it
+// on x86: there an IQ4_NL matrix (of a multiple of 8 rows) is repacked for
+// ggml_gemv_iq4_nl_8x8_q8_0, whose AVX2 code adds each block's exact
+// integer sum times dx·dy to the row's sum by a fused multiply-add
+// (fma32), block by block; ggml's generic C multiplies, then adds.
 func dotIQ4_NLRef(n int, w, act []byte) float32 {
 	var sum float32
 	for b := 0; b < n/qk; b++ {
@@ -36,14 +40,14 @@ func dotIQ4_NLRef(n int, w, act []byte) float32 {
 			sumi1 += int32(int8(yq[j])) * int32(kvaluesIQ4NL[xq[j]&0xf])
 			sumi2 += int32(int8(yq[j+qk/2])) * int32(kvaluesIQ4NL[xq[j]>>4])
 		}
-		sum += fp16At(y) * fp16At(x) * float32(sumi1+sumi2)
+		sum = fma32(float32(sumi1+sumi2), float32(fp16At(x)*fp16At(y)), sum)
 	}
 	return sum
 }
 
-// dotIQ4_NL computes the same as dotIQ4_NLRef (bit for bit) with array
-// views, so the inner loop has no bounds checks.
-func dotIQ4_NL(n int, w, act []byte) float32 {
+// dotIQ4_NLGo, the portable kernel, computes the same as dotIQ4_NLRef (bit
+// for bit) with array views, so the inner loop has no bounds checks.
+func dotIQ4_NLGo(n int, w, act []byte) float32 {
 	nb := n / qk
 	w, act = w[:nb*iq4_NLBytes], act[:nb*q8_0Bytes]
 	var sum float32
@@ -58,7 +62,7 @@ func dotIQ4_NL(n int, w, act []byte) float32 {
 			q := xq[j]
 			sumi += int32(int8(lo[j]))*int32(kvaluesIQ4NL[q&0xf]) + int32(int8(hi[j]))*int32(kvaluesIQ4NL[q>>4])
 		}
-		sum += fp16At(y[:]) * fp16At(x[:]) * float32(sumi)
+		sum = fma32(float32(sumi), float32(fp16At(x[:])*fp16At(y[:])), sum)
 	}
 	return sum
 }

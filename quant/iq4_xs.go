@@ -43,51 +43,72 @@ func dequantizeIQ4_XS(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ4_XSRef is ggml_vec_dot_iq4_xs_q8_K: one float term per sub-block.
+// dotIQ4_XSRef is ggml_vec_dot_iq4_xs_q8_K in the order of ggml's x86
+// kernel (x86order.go), which llama.cpp runs on x86: the generic C adds
+// one float term per sub-block, the x86 kernel applies the sub-block
+// scales in int32 and adds one fused multiply-add per super-block and lane.
+// Lane k of a super-block is Σ_j (scale_j-32)·Σ_{e<4} q·y over weights
+// 32j+4k+e (the products of bytes 4k..4k+3 of sub-block j's 32 levels,
+// low nibbles first); |lane| < 8·4·127·128·32 < 2^24, so its conversion to
+// float32 is exact.
 func dotIQ4_XSRef(n int, w, act []byte) float32 {
-	var sum float32
+	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq4_XSBytes : (b+1)*iq4_XSBytes]
 		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		d4d8 := fp16At(x) * yd
+		var lanes [8]int32
 		for j := range qkK / 32 {
-			dl := d4d8 * float32(iq4XSScale(x, j)-32)
-			var sumi1, sumi2 int32
-			for l, q := range x[8+16*j : 8+16*j+16] {
-				sumi1 += int32(int8(q8[32*j+l])) * int32(kvaluesIQ4NL[q&0xf])
-				sumi2 += int32(int8(q8[32*j+16+l])) * int32(kvaluesIQ4NL[q>>4])
+			ls := iq4XSScale(x, j) - 32
+			for i := range 32 { // weight 32j+i: level byte i of the sub-block
+				q := x[8+16*j+i%16] & 0xf
+				if i >= 16 {
+					q = x[8+16*j+i%16] >> 4
+				}
+				lanes[i/4] += ls * int32(kvaluesIQ4NL[q]) * int32(int8(q8[32*j+i]))
 			}
-			sum += dl * float32(sumi1+sumi2)
+		}
+		d := float32(fp16At(x) * yd)
+		for k := range acc {
+			acc[k] = fma32(d, float32(lanes[k]), acc[k])
 		}
 	}
-	return sum
+	return hsumX86(&acc)
 }
 
-// dotIQ4_XS computes the same as dotIQ4_XSRef (bit for bit) with array
-// views, so the inner loop has no bounds checks.
-func dotIQ4_XS(n int, w, act []byte) float32 {
+// dotIQ4_XSGo, the portable kernel, computes the same as dotIQ4_XSRef (bit
+// for bit) with array views, so the inner loop has no bounds checks, and
+// the scale applied once per lane and sub-block.
+func dotIQ4_XSGo(n int, w, act []byte) float32 {
 	nb := n / qkK
 	w, act = w[:nb*iq4_XSBytes], act[:nb*q8_KBytes]
-	var sum float32
+	var acc [8]float32
 	for b := range nb {
 		x := (*[iq4_XSBytes]byte)(w[b*iq4_XSBytes:])
 		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
-		d4d8 := fp16At(x[:]) * math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
 		h := uint32(binary.LittleEndian.Uint16(x[2:]))
+		var lanes [8]int32
 		for j := range qkK / 32 {
 			ls := int32(x[4+j/2]>>(4*(j%2))&0xf) | int32(h>>(2*j)&3)<<4
 			qs := (*[16]byte)(x[8+16*j:])
 			lo := (*[16]byte)(yb[4+32*j:])
 			hi := (*[16]byte)(yb[4+32*j+16:])
-			var sumi int32
-			for l := range 16 {
-				q := qs[l]
-				sumi += int32(int8(lo[l]))*int32(kvaluesIQ4NL[q&0xf]) + int32(int8(hi[l]))*int32(kvaluesIQ4NL[q>>4])
+			for k := range 4 {
+				var sl, sh int32
+				for e := range 4 {
+					q := qs[4*k+e]
+					sl += int32(int8(lo[4*k+e])) * int32(kvaluesIQ4NL[q&0xf])
+					sh += int32(int8(hi[4*k+e])) * int32(kvaluesIQ4NL[q>>4])
+				}
+				lanes[k] += (ls - 32) * sl
+				lanes[4+k] += (ls - 32) * sh
 			}
-			sum += d4d8 * float32(ls-32) * float32(sumi)
+		}
+		d := float32(fp16At(x[:]) * math.Float32frombits(binary.LittleEndian.Uint32(yb[:])))
+		for k := range acc {
+			acc[k] = fma32(d, float32(lanes[k]), acc[k])
 		}
 	}
-	return sum
+	return hsumX86(&acc)
 }
 
 // quantizeIQ4_XS is ggml's quantize_row_iq4_xs_ref (quantize_iq4_xs

@@ -5,30 +5,29 @@ package quant
 import "simd/archsimd"
 
 // The amd64 kernels (GOEXPERIMENT=simd: simd/archsimd and the hand-written
-// *_amd64.s files): the AVX2 table, the AVX2+FMA table of the K-quants
-// that sum in ggml's x86 order (kx86.go), and over them on CPUs with AVX512-VNNI
+// *_amd64.s files): the AVX2 table (with FMA, which every AVX2 CPU has:
+// the kernels in ggml's x86 order add by VFMADD, see x86order.go and kx86.go), and over it on CPUs with AVX512-VNNI
 // (archsimd reports it only with AVX2 and AVX-512 F, CD, BW, DQ and VL, whose
 // 256-bit EVEX forms the VNNI rows use) the VNNI DotRowsN kernels.
 func platformTables() []kernelTable {
 	return []kernelTable{{
 		name: "AVX2",
-		cpu:  archsimd.X86.AVX2,
+		cpu:  func() bool { return archsimd.X86.AVX2() && archsimd.X86.FMA() },
 		formats: []formatKernels{
 			{Q4_0, kernels{dot: dotQ4_0AVX2, dotN: dotNQ4_0AVX2, dotRows: dotRowsQ4_0AVX2, dotRowsN: dotRowsNQ4_0AVX2}},
 			{Q8_0, kernels{dot: dotQ8_0AVX2, dotN: dotNQ8_0AVX2, dotRows: dotRowsQ8_0AVX2, dotRowsN: dotRowsNQ8_0AVX2}},
 			{Q4_K, kernels{dot: dotQ4_KAVX2, dotN: dotNQ4_KAVX2, dotRows: dotRowsQ4_KAVX2, dotRowsN: dotRowsNQ4_KAVX2}},
 			{Q6_K, kernels{dot: dotQ6_KAVX2, dotN: dotNQ6_KAVX2, dotRows: dotRowsQ6_KAVX2, dotRowsN: dotRowsNQ6_KAVX2}},
-		},
-		simdVec: true,
-	}, {
-		// the x86-order K-quant kernels accumulate with VFMADD, as ggml's do
-		name: "AVX2+FMA",
-		cpu:  func() bool { return archsimd.X86.AVX2() && archsimd.X86.FMA() },
-		formats: []formatKernels{
+			{Q4_1, kernels{dot: dotQ4_1AVX2, dotN: dotNQ4_1AVX2, dotRowsN: dotRowsNQ4_1AVX2}},
+			{Q5_0, kernels{dot: dotQ5_0AVX2, dotN: dotNQ5_0AVX2, dotRowsN: dotRowsNQ5_0AVX2}},
+			{Q5_1, kernels{dot: dotQ5_1AVX2, dotN: dotNQ5_1AVX2, dotRowsN: dotRowsNQ5_1AVX2}},
+			{IQ4_NL, kernels{dot: dotIQ4_NLAVX2, dotN: dotNIQ4_NLAVX2, dotRows: dotRowsIQ4_NLAVX2, dotRowsN: dotRowsNIQ4_NLAVX2}},
+			{IQ4_XS, kernels{dot: dotIQ4_XSAVX2, dotN: dotNIQ4_XSAVX2, dotRowsN: dotRowsNIQ4_XSAVX2}},
 			{Q2_K, kernels{dot: dotQ2_KAVX2, dotN: dotNQ2_KAVX2, dotRows: dotRowsQ2_KAVX2, dotRowsN: dotRowsNQ2_KAVX2}},
 			{Q3_K, kernels{dot: dotQ3_KAVX2, dotN: dotNQ3_KAVX2, dotRows: dotRowsQ3_KAVX2, dotRowsN: dotRowsNQ3_KAVX2}},
 			{Q5_K, kernels{dot: dotQ5_KAVX2, dotN: dotNQ5_KAVX2, dotRows: dotRowsQ5_KAVX2, dotRowsN: dotRowsNQ5_KAVX2}},
 		},
+		simdVec: true,
 	}, {
 		name: "AVX512-VNNI",
 		cpu:  archsimd.X86.AVX512VNNI,

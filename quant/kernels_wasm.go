@@ -18,6 +18,11 @@ func platformTables() []kernelTable {
 			{Q5_K, kernels{dot: dotQ5_KSIMD128, dotN: dotNQ5_KSIMD128, dotRows: dotRowsQ5_KSIMD128, dotRowsN: dotRowsNQ5_KSIMD128}},
 			{Q6_K, kernels{dot: dotQ6_KSIMD128, dotN: dotNQ6_KSIMD128, dotRows: dotRowsQ6_KSIMD128, dotRowsN: dotRowsNQ6_KSIMD128}},
 			{Q8_K, kernels{fromFloat: quantizeQ8_KSIMD128}},
+			{Q4_1, kernels{dot: dotQ4_1SIMD128}},
+			{Q5_0, kernels{dot: dotQ5_0SIMD128}},
+			{Q5_1, kernels{dot: dotQ5_1SIMD128}},
+			{IQ4_NL, kernels{dot: dotIQ4_NLSIMD128}},
+			{IQ4_XS, kernels{dot: dotIQ4_XSSIMD128, dotRows: dotRowsIQ4_XSSIMD128}},
 		},
 		simdVec: true,
 	}}

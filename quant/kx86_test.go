@@ -24,15 +24,15 @@ func fmafExact(a, b, c float32) float32 {
 	return f
 }
 
-// TestFMAF checks fmaf against the exactly rounded a·b + c: a case where
+// TestFMAF checks fma32 against the exactly rounded a·b + c: a case where
 // rounding the float64 sum and then to float32 would be wrong (the exact
 // sum just below a float32 midpoint, the float64 sum on it), cancellations,
 // operands far apart in magnitude, and specials.
 func TestFMAF(t *testing.T) {
 	x := float32(math.Ldexp(1, -23))
 	a, b, c := float32(math.Ldexp(1, -12))*(1+x), float32(math.Ldexp(1, -12))*(1-x), 1+x
-	if got, want := fmaf(a, b, c), float32(1+x); got != want {
-		t.Errorf("fmaf(%g, %g, %g) = %g, want %g (double rounding)", a, b, c, got, want)
+	if got, want := fma32(a, b, c), float32(1+x); got != want {
+		t.Errorf("fma32(%g, %g, %g) = %g, want %g (double rounding)", a, b, c, got, want)
 	}
 	if twice := float32(float64(a)*float64(b) + float64(c)); twice == c {
 		t.Errorf("the double-rounding case rounds correctly in float64 too: it tests nothing")
@@ -60,8 +60,8 @@ func TestFMAF(t *testing.T) {
 				a = specials[rng.IntN(len(specials))]
 			}
 		}
-		if got, want := fmaf(a, b, c), fmafExact(a, b, c); !sameFloat(got, want) {
-			t.Fatalf("fmaf(%g, %g, %g) = %g (%#08x), want %g (%#08x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
+		if got, want := fma32(a, b, c), fmafExact(a, b, c); !sameFloat(got, want) {
+			t.Fatalf("fma32(%g, %g, %g) = %g (%#08x), want %g (%#08x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
 		}
 	}
 }

@@ -20,7 +20,7 @@ func q2KDot(x, y *byte, nb int, ds *[2 * q3KChunk]float32, acc *[12]float32)
 
 // dotQ3_KSIMD128 computes the same as dotQ3_KRef, bit for bit: q3KDot
 // computes the exact integer lanes of each block and accumulates them as
-// the reference does, with fmaf in float64 lanes (wasm has no FMA
+// the reference does, with fma32 in float64 lanes (wasm has no FMA
 // instruction).
 func dotQ3_KSIMD128(n int, w, act []byte) float32 {
 	nb := n / qkK

@@ -46,21 +46,56 @@ func quantizeQ4_1(dst []byte, src []float32) {
 	}
 }
 
-// dotQ4_1 is ggml_vec_dot_q4_1_q8_1. The min term uses the activation
-// block's stored s (fp16 of d*sum(qs)), not the exact sum.
-func dotQ4_1(n int, w, act []byte) float32 {
-	var sum float32
+// dotQ4_1Ref is ggml_vec_dot_q4_1_q8_1 in the order of ggml's x86 kernel,
+// as dotQ5_1Ref (lane k: Σ q·y over the block's weights 4k..4k+3). The
+// min term uses the activation block's stored s (fp16 of d*sum(qs)), not
+// the exact sum.
+func dotQ4_1Ref(n int, w, act []byte) float32 {
+	var acc [8]float32
+	var summs float32
 	for b := 0; b < n/qk; b++ {
 		x := w[b*q4_1Bytes : (b+1)*q4_1Bytes]
 		y := act[b*q8_1Bytes : (b+1)*q8_1Bytes]
 		xq, yq := x[4:4+qk/2], y[4:4+qk]
-		var sumi int32
+		summs = fma32(fp16At(x[2:]), fp16At(y[2:]), summs)
+		var lanes [8]int32
 		for j := range qk / 2 {
-			sumi += int32(xq[j]&0xf)*int32(int8(yq[j])) + int32(xq[j]>>4)*int32(int8(yq[j+qk/2]))
+			lanes[j/4] += int32(xq[j]&0xf) * int32(int8(yq[j]))
+			lanes[4+j/4] += int32(xq[j]>>4) * int32(int8(yq[j+qk/2]))
 		}
-		sum += float32(float32(fp16At(x)*fp16At(y))*float32(sumi)) + float32(fp16At(x[2:])*fp16At(y[2:]))
+		d := float32(fp16At(x) * fp16At(y))
+		for k := range acc {
+			acc[k] = fma32(d, float32(lanes[k]), acc[k])
+		}
 	}
-	return sum
+	return hsumX86(&acc) + summs
+}
+
+// dotQ4_1Go, the portable kernel, computes the same as dotQ4_1Ref (bit for
+// bit) with array views, so the inner loop has no bounds checks.
+func dotQ4_1Go(n int, w, act []byte) float32 {
+	nb := n / qk
+	w, act = w[:nb*q4_1Bytes], act[:nb*q8_1Bytes]
+	var acc [8]float32
+	var summs float32
+	for b := range nb {
+		x := (*[q4_1Bytes]byte)(w[b*q4_1Bytes:])
+		y := (*[q8_1Bytes]byte)(act[b*q8_1Bytes:])
+		xq := (*[qk / 2]byte)(x[4:])
+		lo := (*[qk / 2]byte)(y[4:])
+		hi := (*[qk / 2]byte)(y[4+qk/2:])
+		summs = fma32(fp16At(x[2:]), fp16At(y[2:]), summs)
+		var lanes [8]int32
+		for j := range qk / 2 {
+			lanes[j/4] += int32(xq[j]&0xf) * int32(int8(lo[j]))
+			lanes[4+j/4] += int32(xq[j]>>4) * int32(int8(hi[j]))
+		}
+		d := float32(fp16At(x[:]) * fp16At(y[:]))
+		for k := range acc {
+			acc[k] = fma32(d, float32(lanes[k]), acc[k])
+		}
+	}
+	return hsumX86(&acc) + summs
 }
 
 // minMax returns the smallest and largest of x, starting from ±FLT_MAX as

@@ -67,20 +67,55 @@ func quantizeQ5_0(dst []byte, src []float32) {
 	}
 }
 
-// dotQ5_0 is ggml_vec_dot_q5_0_q8_0.
-func dotQ5_0(n int, w, act []byte) float32 {
-	var sum float32
+// dotQ5_0Ref is ggml_vec_dot_q5_0_q8_0 in the order of ggml's x86 kernel
+// (x86order.go), which llama.cpp runs on x86; ggml's generic C adds one
+// float term per block instead. Lane k of a block is Σ (q-16)·y over its
+// weights 4k..4k+3 (|·| ≤ 4·16·128).
+func dotQ5_0Ref(n int, w, act []byte) float32 {
+	var acc [8]float32
 	for b := 0; b < n/qk; b++ {
 		x := w[b*q5_0Bytes : (b+1)*q5_0Bytes]
 		y := act[b*q8_0Bytes : (b+1)*q8_0Bytes]
 		qh := binary.LittleEndian.Uint32(x[2:])
 		xq, yq := x[6:6+qk/2], y[2:2+qk]
-		var sumi int32
+		var lanes [8]int32
 		for j := range qk / 2 {
 			q0, q1 := q5Quants(qh, xq, j)
-			sumi += (q0-16)*int32(int8(yq[j])) + (q1-16)*int32(int8(yq[j+qk/2]))
+			lanes[j/4] += (q0 - 16) * int32(int8(yq[j]))
+			lanes[4+j/4] += (q1 - 16) * int32(int8(yq[j+qk/2]))
 		}
-		sum += float32(sumi) * float32(fp16At(x)*fp16At(y))
+		d := float32(fp16At(x) * fp16At(y))
+		for k := range acc {
+			acc[k] = fma32(d, float32(lanes[k]), acc[k])
+		}
 	}
-	return sum
+	return hsumX86(&acc)
+}
+
+// dotQ5_0Go, the portable kernel, computes the same as dotQ5_0Ref (bit for
+// bit) with array views, so the inner loop has no bounds checks.
+func dotQ5_0Go(n int, w, act []byte) float32 {
+	nb := n / qk
+	w, act = w[:nb*q5_0Bytes], act[:nb*q8_0Bytes]
+	var acc [8]float32
+	for b := range nb {
+		x := (*[q5_0Bytes]byte)(w[b*q5_0Bytes:])
+		y := (*[q8_0Bytes]byte)(act[b*q8_0Bytes:])
+		qh := binary.LittleEndian.Uint32(x[2:])
+		xq := (*[qk / 2]byte)(x[6:])
+		lo := (*[qk / 2]byte)(y[2:])
+		hi := (*[qk / 2]byte)(y[2+qk/2:])
+		var lanes [8]int32
+		for j := range qk / 2 {
+			q0 := int32(xq[j]&0xf|byte(qh>>j<<4)&0x10) - 16
+			q1 := int32(xq[j]>>4|byte(qh>>(j+12))&0x10) - 16
+			lanes[j/4] += q0 * int32(int8(lo[j]))
+			lanes[4+j/4] += q1 * int32(int8(hi[j]))
+		}
+		d := float32(fp16At(x[:]) * fp16At(y[:]))
+		for k := range acc {
+			acc[k] = fma32(d, float32(lanes[k]), acc[k])
+		}
+	}
+	return hsumX86(&acc)
 }

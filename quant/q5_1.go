@@ -56,21 +56,61 @@ func quantizeQ5_1(dst []byte, src []float32) {
 	}
 }
 
-// dotQ5_1 is ggml_vec_dot_q5_1_q8_1; like Q4_1 the min term uses the
-// activation block's stored s.
-func dotQ5_1(n int, w, act []byte) float32 {
-	var sum float32
+// dotQ5_1Ref is ggml_vec_dot_q5_1_q8_1 in the order of ggml's x86 kernel
+// (x86order.go), which llama.cpp runs on x86: lane k of a block is Σ q·y
+// over its weights 4k..4k+3, added to its accumulator by fma32 with
+// dx·dy; the min terms m·s (the activation block's stored s, as in Q4_1)
+// are summed apart, each added by a fused multiply-add (the compilers of
+// llama.cpp's builds contract summs += m·s), and added last.
+func dotQ5_1Ref(n int, w, act []byte) float32 {
+	var acc [8]float32
+	var summs float32
 	for b := 0; b < n/qk; b++ {
 		x := w[b*q5_1Bytes : (b+1)*q5_1Bytes]
 		y := act[b*q8_1Bytes : (b+1)*q8_1Bytes]
 		qh := binary.LittleEndian.Uint32(x[4:])
 		xq, yq := x[8:8+qk/2], y[4:4+qk]
-		var sumi int32
+		summs = fma32(fp16At(x[2:]), fp16At(y[2:]), summs)
+		var lanes [8]int32
 		for j := range qk / 2 {
 			q0, q1 := q5Quants(qh, xq, j)
-			sumi += q0*int32(int8(yq[j])) + q1*int32(int8(yq[j+qk/2]))
+			lanes[j/4] += q0 * int32(int8(yq[j]))
+			lanes[4+j/4] += q1 * int32(int8(yq[j+qk/2]))
 		}
-		sum += float32(float32(fp16At(x)*fp16At(y))*float32(sumi)) + float32(fp16At(x[2:])*fp16At(y[2:]))
+		d := float32(fp16At(x) * fp16At(y))
+		for k := range acc {
+			acc[k] = fma32(float32(lanes[k]), d, acc[k])
+		}
 	}
-	return sum
+	return hsumX86(&acc) + summs
+}
+
+// dotQ5_1Go, the portable kernel, computes the same as dotQ5_1Ref (bit for
+// bit) with array views, so the inner loop has no bounds checks.
+func dotQ5_1Go(n int, w, act []byte) float32 {
+	nb := n / qk
+	w, act = w[:nb*q5_1Bytes], act[:nb*q8_1Bytes]
+	var acc [8]float32
+	var summs float32
+	for b := range nb {
+		x := (*[q5_1Bytes]byte)(w[b*q5_1Bytes:])
+		y := (*[q8_1Bytes]byte)(act[b*q8_1Bytes:])
+		qh := binary.LittleEndian.Uint32(x[4:])
+		xq := (*[qk / 2]byte)(x[8:])
+		lo := (*[qk / 2]byte)(y[4:])
+		hi := (*[qk / 2]byte)(y[4+qk/2:])
+		summs = fma32(fp16At(x[2:]), fp16At(y[2:]), summs)
+		var lanes [8]int32
+		for j := range qk / 2 {
+			q0 := int32(xq[j]&0xf | byte(qh>>j<<4)&0x10)
+			q1 := int32(xq[j]>>4 | byte(qh>>(j+12))&0x10)
+			lanes[j/4] += q0 * int32(int8(lo[j]))
+			lanes[4+j/4] += q1 * int32(int8(hi[j]))
+		}
+		d := float32(fp16At(x[:]) * fp16At(y[:]))
+		for k := range acc {
+			acc[k] = fma32(float32(lanes[k]), d, acc[k])
+		}
+	}
+	return hsumX86(&acc) + summs
 }

@@ -61,7 +61,7 @@ func dotQ5_KRef(n int, w, act []byte) float32 {
 			summ += int32(m1)*(bsum(bsums, 4*g)+bsum(bsums, 4*g+1)) + int32(m2)*(bsum(bsums, 4*g+2)+bsum(bsums, 4*g+3))
 		}
 		accumulateX86(&acc, yd*fp16At(x), &sumi)
-		summs = fmaf(-yd*fp16At(x[2:]), float32(summ), summs)
+		summs = fma32(-yd*fp16At(x[2:]), float32(summ), summs)
 	}
 	return hsumX86(&acc) + summs
 }
@@ -118,7 +118,7 @@ func dotQ5_KGo(n int, w, act []byte) float32 {
 			summ += int32(m1)*(bsum(bsums, 4*g)+bsum(bsums, 4*g+1)) + int32(m2)*(bsum(bsums, 4*g+2)+bsum(bsums, 4*g+3))
 		}
 		accumulateX86(&acc, yd*fp16At(x[:]), &sumi)
-		summs = fmaf(-yd*fp16At(x[2:]), float32(summ), summs)
+		summs = fma32(-yd*fp16At(x[2:]), float32(summ), summs)
 	}
 	return hsumX86(&acc) + summs
 }

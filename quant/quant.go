@@ -10,8 +10,9 @@
 // per matrix-vector product to the weight type's VecDotType (Q8_0, Q8_1 or
 // Q8_K for the quantised formats), and the kernels are integer dot products
 // over the quantised values, scaled per block exactly as ggml's generic C
-// kernels do, or, for Q2_K, Q3_K and Q5_K, as ggml's x86 SIMD kernels do
-// (kx86.go), the ones llama.cpp runs them with.
+// kernels do, or, for the formats whose references follow ggml's x86
+// kernels (x86order.go and kx86.go: Q2_K, Q3_K, Q4_1, Q5_0, Q5_1, Q5_K,
+// IQ4_NL, IQ4_XS), as those do: the kernels llama.cpp runs them with.
 //
 // The package also holds the other kernels of the engine's hot loops, over
 // float32 vectors (DotF16, AxpyF16, ExpShift, SwiGLU, RoundFP16) and the

@@ -9,6 +9,9 @@ import (
 // it must equal bit for bit.
 var refDots = map[Type]func(n int, w, act []byte) float32{
 	Q4_0: dotQ4_0Ref,
+	Q4_1: dotQ4_1Ref,
+	Q5_0: dotQ5_0Ref,
+	Q5_1: dotQ5_1Ref,
 	Q8_0: dotQ8_0Ref,
 	Q2_K: dotQ2_KRef,
 	Q3_K: dotQ3_KRef,

@@ -33,11 +33,11 @@
 	I64Or; Set R10
 
 // FMA2 sets the f64x2 register acc, whose lanes hold float32 values, to
-// fmaf(p, acc) lane by lane, where the f64x2 p holds exact products (of a
+// fma32(p, acc) lane by lane, where the f64x2 p holds exact products (of a
 // float32 and an int32 below 2^24): the sum s = p + acc rounded to odd
 // (its error e by TwoSum; where e is not zero and s finite, s becomes
 // (s - 1 ulp)|1 if e points towards zero, s|1 if away), then rounded to
-// float32 (fmaf in kx86.go). s, z, e are scratch registers.
+// float32 (fma32 in kx86.go). s, z, e are scratch registers.
 #define FMA2(p, acc, s, z, e) \
 	Get p; Get acc; F64x2Add; Set s; \
 	Get s; Get p; F64x2Sub; Set z; \
@@ -86,3 +86,79 @@
 	EVEN(V5); Get R12; I32WrapI64; V128Load $(p); I32x4DotI16x8S; \
 	ODD(V5); Get R12; I32WrapI64; V128Load $(p+16); I32x4DotI16x8S; \
 	I32x4Add
+
+// The fused multiply-adds of ggml's x86 order (x86order.go), emulated
+// exactly as fma32 does, two lanes at a time in f64x2: the product d·lane
+// (exact), the sum, its error (TwoSum), the sum rounded to odd with it
+// (one step of its bit pattern toward the error when it is even and
+// inexact) and rounded to float32 (f32x4.demote_f64x2_zero). They use V4
+// and V9..V13 as scratch and V8 as d (an f64x2 splat).
+
+// FMAHALF pushes the f32x4 [fma(p0), fma(p1), 0, 0] of the exact products
+// p in V9 and the accumulators a in V10 (float32 values as f64x2): s = p+a
+// (V11), its error e (V12), then s's bits stepped toward e if e ≠ 0 and s
+// is even (lt, gt: e < 0, e > 0; sneg: s < 0; even: s's low bit clear),
+// demoted to float32.
+#define FMAHALF \
+	Get V9; Get V10; F64x2Add; Set V11; \
+	Get V11; Get V9; F64x2Sub; Set V12; \
+	Get V9; Get V11; Get V12; F64x2Sub; F64x2Sub; \
+	Get V10; Get V12; F64x2Sub; F64x2Add; Set V12; \
+	Get V12; V128Const $0, $0; F64x2Lt; Set V13; \
+	Get V12; V128Const $0, $0; F64x2Gt; Set V12; \
+	Get V11; V128Const $1, $1; V128And; V128Const $0, $0; I64x2Eq; Set V9; \
+	Get V11; I32Const $63; I64x2ShrS; Set V10; \
+	Get V11; \
+	Get V13; Get V12; Get V10; V128Bitselect; Get V9; V128And; I64x2Sub; \
+	Get V12; Get V13; Get V10; V128Bitselect; Get V9; V128And; I64x2Add; \
+	F32x4DemoteF64x2Zero
+
+// HIHALF moves the high 8 bytes of the pushed vector to its low 8.
+#define HIHALF V128Const $0x0f0e0d0c0b0a0908, $0x0706050403020100; I8x16Swizzle
+// TOHIGH moves the low 8 bytes of the pushed vector to its high 8 (and
+// zeroes the low 8: swizzle indices of 16 or more give zero).
+#define TOHIGH V128Const $0x1010101010101010, $0x0706050403020100; I8x16Swizzle
+
+// FMA4 sets the accumulators in acc to fma(d·dy, lanes, acc), lane by lane.
+#define FMA4(lanes, acc) \
+	Get lanes; F64x2ConvertLowI32x4S; Get V8; F64x2Mul; Set V9; \
+	Get acc; F64x2PromoteLowF32x4; Set V10; \
+	FMAHALF; Set V4; \
+	Get lanes; HIHALF; F64x2ConvertLowI32x4S; Get V8; F64x2Mul; Set V9; \
+	Get acc; HIHALF; F64x2PromoteLowF32x4; Set V10; \
+	FMAHALF; TOHIGH; Get V4; V128Or; Set acc
+
+
+// FASTSUM sets V11 to the f64x2 sums p+a of the lanes (from the pushed
+// int32 lanes times V8, and the pushed float32 accumulators), and or-s
+// into V13 where a sum is a float32 midpoint (its 29 low bits 1<<28) or
+// below float32's normal range: only there can rounding the sum to
+// float32 differ from rounding the exact p+a (rounding is monotonic, so
+// elsewhere the two lie between the same midpoints).
+#define FASTSUM \
+	F64x2PromoteLowF32x4; Set V11; \
+	F64x2ConvertLowI32x4S; Get V8; F64x2Mul; Get V11; F64x2Add; Set V11; \
+	Get V11; V128Const $0x1fffffff, $0x1fffffff; V128And; V128Const $0x10000000, $0x10000000; I64x2Eq; \
+	Get V11; F64x2Abs; V128Const $0x3810000000000000, $0x3810000000000000; F64x2Lt; V128Or; \
+	Get V13; V128Or; Set V13
+
+// FAST4 sets out to the four lanes' float32 sums (FASTSUM).
+#define FAST4(lanes, acc, out) \
+	Get lanes; Get acc; FASTSUM; Get V11; F32x4DemoteF64x2Zero; Set V4; \
+	Get lanes; HIHALF; Get acc; HIHALF; FASTSUM; Get V11; F32x4DemoteF64x2Zero; TOHIGH; Get V4; V128Or; Set out
+
+// FMA8 sets the accumulators V14, V15 to fma(d, lanes, acc) of the int32
+// lanes in V2, V3, lane by lane: rounded sums (FAST4) unless one is a
+// midpoint (or tiny), then FMA4's exact emulation.
+#define FMA8 \
+	V128Const $0, $0; Set V13; \
+	FAST4(V2, V14, V9); \
+	FAST4(V3, V15, V10); \
+	Get V13; V128AnyTrue; \
+	If; \
+		FMA4(V2, V14); \
+		FMA4(V3, V15); \
+	Else; \
+		Get V9; Set V14; \
+		Get V10; Set V15; \
+	End

@@ -26,9 +26,9 @@ var formats = [...]Traits{
 	I64:  {Name: "I64", BlockSize: 1, TypeSize: 8, VecDotType: I64},
 
 	Q4_0: {Name: "Q4_0", BlockSize: qk, TypeSize: q4_0Bytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeQ4_0, fromFloat: quantizeQ4_0, dot: dotQ4_0Go}},
-	Q4_1: {Name: "Q4_1", BlockSize: qk, TypeSize: q4_1Bytes, VecDotType: Q8_1, kernels: kernels{dequantize: dequantizeQ4_1, fromFloat: quantizeQ4_1, dot: dotQ4_1}},
-	Q5_0: {Name: "Q5_0", BlockSize: qk, TypeSize: q5_0Bytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeQ5_0, fromFloat: quantizeQ5_0, dot: dotQ5_0}},
-	Q5_1: {Name: "Q5_1", BlockSize: qk, TypeSize: q5_1Bytes, VecDotType: Q8_1, kernels: kernels{dequantize: dequantizeQ5_1, fromFloat: quantizeQ5_1, dot: dotQ5_1}},
+	Q4_1: {Name: "Q4_1", BlockSize: qk, TypeSize: q4_1Bytes, VecDotType: Q8_1, kernels: kernels{dequantize: dequantizeQ4_1, fromFloat: quantizeQ4_1, dot: dotQ4_1Go}},
+	Q5_0: {Name: "Q5_0", BlockSize: qk, TypeSize: q5_0Bytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeQ5_0, fromFloat: quantizeQ5_0, dot: dotQ5_0Go}},
+	Q5_1: {Name: "Q5_1", BlockSize: qk, TypeSize: q5_1Bytes, VecDotType: Q8_1, kernels: kernels{dequantize: dequantizeQ5_1, fromFloat: quantizeQ5_1, dot: dotQ5_1Go}},
 	Q8_0: {Name: "Q8_0", BlockSize: qk, TypeSize: q8_0Bytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeQ8_0, fromFloat: quantizeQ8_0Ref, dot: dotQ8_0Go}},
 	Q8_1: {Name: "Q8_1", BlockSize: qk, TypeSize: q8_1Bytes, VecDotType: Q8_1, kernels: kernels{fromFloat: quantizeQ8_1}},
 
@@ -46,8 +46,8 @@ var formats = [...]Traits{
 	IQ3_S:   {Name: "IQ3_S", BlockSize: qkK, TypeSize: iq3_SBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ3_S, dot: dotIQ3_S}},
 	IQ1_S:   {Name: "IQ1_S", BlockSize: qkK, TypeSize: iq1_SBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ1_S, dot: dotIQ1_S}},
 	IQ1_M:   {Name: "IQ1_M", BlockSize: qkK, TypeSize: iq1_MBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ1_M, dot: dotIQ1_M}},
-	IQ4_NL:  {Name: "IQ4_NL", BlockSize: qk, TypeSize: iq4_NLBytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeIQ4_NL, fromFloat: quantizeIQ4_NL, dot: dotIQ4_NL}},
-	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ4_XS, fromFloat: quantizeIQ4_XS, dot: dotIQ4_XS}},
+	IQ4_NL:  {Name: "IQ4_NL", BlockSize: qk, TypeSize: iq4_NLBytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeIQ4_NL, fromFloat: quantizeIQ4_NL, dot: dotIQ4_NLGo}},
+	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ4_XS, fromFloat: quantizeIQ4_XS, dot: dotIQ4_XSGo}},
 	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ1_0, fromFloat: quantizeTQ1_0, dot: dotTQ1_0}},
 	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: tq2_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ2_0, fromFloat: quantizeTQ2_0, dot: dotTQ2_0}},
 }
