@@ -8,10 +8,10 @@ import (
 
 // BenchmarkMatVec measures MatVec (the DotRows kernels where a type has
 // one) against Dot per row, over 256 rows of TinyLlama's row lengths;
-// ns/row is the time per weight row.
+// ns/row is the time per weight row, MB/s weight bytes read per second.
 func BenchmarkMatVec(b *testing.B) {
 	const rows = 256
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F32, F16, BF16, IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0} {
 		tr := TraitsOf(typ)
 		at := TraitsOf(tr.VecDotType)
 		for _, n := range []int{2048, 5632} {
@@ -22,12 +22,14 @@ func BenchmarkMatVec(b *testing.B) {
 			act := randBlocks(rng, tr.VecDotType, n/at.BlockSize)
 			out := make([]float32, rows)
 			b.Run(fmt.Sprintf("%v/%d/MatVec", typ, n), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
 				for b.Loop() {
 					tr.MatVec(n, w, act, out)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
 			})
 			b.Run(fmt.Sprintf("%v/%d/Dot", typ, n), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
 				for b.Loop() {
 					dotRows(tr.Dot, n, rowBytes, w, act, out)
 				}

@@ -3,24 +3,22 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
-// Fast dot kernels of the codebook formats, where measurably faster than
-// the readable one. Each computes the same as the dotXRef beside its format
-// (bit for bit: the integer sums are exact and the float operations are the
-// same, in the same order); they differ only in using array views, so that
-// the inner loops have no bounds checks. (For IQ2_XXS, IQ3_XXS, IQ3_S, IQ1_S
-// and IQ1_M the same rewrite measured no faster, so they have one kernel.)
+// The codebook formats' references (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
+// IQ3_S) sum in the order of ggml's AVX2 kernels, which llama.cpp runs on
+// x86 (see iq3Lanes in iq3_xxs.go): per block eight exact int32 lane sums,
+// each scaled and added to its own float32 running sum with one fused
+// multiply-add (iqAccumulate), the eight sums reduced at the end as
+// hsum_float_8 (laneSum8).
 
-// signedDot8 returns sum_j ±g[j]*y[j], negating the terms whose bit j in
-// signs is set.
-func signedDot8(g *[8]uint8, y *[8]byte, signs uint8) int32 {
-	var s int32
-	for j := range 8 {
-		m := -int32(signs >> j & 1)
-		s += (int32(g[j])*int32(int8(y[j])) ^ m) - m
+// iqAccumulate adds d·lanes[k] to acc[k] with one rounding each, as
+// VFMADD231PS does: acc = fma(d, float32(lanes), acc).
+func iqAccumulate(acc *[8]float32, d float32, lanes *[8]int32) {
+	for k := range acc {
+		acc[k] = fma32(d, float32(lanes[k]), acc[k])
 	}
-	return s
 }
 
 // q8KView returns the scale and quants of Q8_K block b of act.
@@ -29,47 +27,37 @@ func q8KView(act []byte, b int) (float32, *[qkK]byte) {
 	return math.Float32frombits(binary.LittleEndian.Uint32(yb[:])), (*[qkK]byte)(yb[4:])
 }
 
-func dotIQ2_XS(n int, w, act []byte) float32 {
-	nb := n / qkK
-	w, act = w[:nb*iq2_XSBytes], act[:nb*q8_KBytes]
-	var sum float32
-	for b := range nb {
-		x := (*[iq2_XSBytes]byte)(w[b*iq2_XSBytes:])
-		yd, q8 := q8KView(act, b)
-		var bsum int32
-		for ib := range qkK / 32 {
-			var sumi [2]int32
-			for l := range 4 {
-				q := binary.LittleEndian.Uint16(x[2+8*ib+2*l:])
-				sumi[l/2] += signedDot8(&iq2xsGrid[q&511], (*[8]byte)(q8[32*ib+8*l:]), ksignsIQ2XS[q>>9])
-			}
-			sc := x[66+ib]
-			bsum += sumi[0]*int32(2*(sc&0xf)+1) + sumi[1]*int32(2*(sc>>4)+1)
-		}
-		sum += fp16At(x[:]) * yd * float32(bsum)
+// iqDeltaSum returns IQ1_S's Σ_ib c[ib]·(bsum 2ib + bsum 2ib+1) of the
+// Q8_K block y (c: the sub-blocks' delta factors (2s+1)·(±1)).
+func iqDeltaSum(c *[8]int32, y *[q8_KBytes]byte) int32 {
+	var s int32
+	for ib, f := range c {
+		s += f * (bsum(y[4+qkK:], 2*ib) + bsum(y[4+qkK:], 2*ib+1))
 	}
-	return 0.125 * sum
+	return s
 }
 
-func dotIQ2_S(n int, w, act []byte) float32 {
-	nb := n / qkK
-	w, act = w[:nb*iq2_SBytes], act[:nb*q8_KBytes]
-	var sum float32
-	for b := range nb {
-		x := (*[iq2_SBytes]byte)(w[b*iq2_SBytes:])
-		yd, q8 := q8KView(act, b)
-		var bsum int32
-		for ib := range qkK / 32 {
-			qh := uint(x[66+ib])
-			var sumi [2]int32
-			for l := range 4 {
-				idx := uint(x[2+4*ib+l]) | (qh>>(2*l)&3)<<8
-				sumi[l/2] += signedDot8(&iq2sGrid[idx&1023], (*[8]byte)(q8[32*ib+8*l:]), x[34+4*ib+l])
-			}
-			sc := x[74+ib]
-			bsum += sumi[0]*int32(2*(sc&0xf)+1) + sumi[1]*int32(2*(sc>>4)+1)
-		}
-		sum += fp16At(x[:]) * yd * float32(bsum)
+// iq1sGridBytes returns the eight int8 values of an IQ1_S grid point as
+// bytes (two's complement), for word loads.
+func iq1sGridBytes(g *[8]int8) *[8]byte { return (*[8]byte)(unsafe.Pointer(g)) }
+
+// iqSize returns the block size in bytes of the codebook format t (the
+// SIMD kernels' dispatch; reading the traits table there would be an
+// initialisation cycle).
+func iqSize(t Type) int {
+	switch t {
+	case IQ3_S:
+		return iq3_SBytes
+	case IQ3_XXS:
+		return iq3_XXSBytes
+	case IQ2_XXS:
+		return iq2_XXSBytes
+	case IQ2_XS:
+		return iq2_XSBytes
+	case IQ2_S:
+		return iq2_SBytes
+	case IQ1_S:
+		return iq1_SBytes
 	}
-	return 0.125 * sum
+	return iq1_MBytes
 }

@@ -11,8 +11,19 @@ import "simd/archsimd"
 func platformTables() []kernelTable {
 	return []kernelTable{{
 		name: "AVX2",
-		cpu:  archsimd.X86.AVX2,
+		cpu:  avx2FMA,
 		formats: []formatKernels{
+			{F32, kernels{dot: dotF32AVX2, dotN: dotNF32AVX2, dotRowsN: dotRowsNF32AVX2}},
+			{F16, kernels{dot: dotF16AVX2, dotN: dotNF16AVX2, dotRows: dotRowsF16AVX2, dotRowsN: dotRowsNF16AVX2}},
+			{BF16, kernels{dot: dotBF16AVX2, dotN: dotNBF16AVX2, dotRowsN: dotRowsNBF16AVX2}},
+			{IQ3_S, kernels{dot: dotIQ3_SAVX2, dotN: dotNIQ3_SAVX2, dotRowsN: dotRowsNIQ3_SAVX2}},
+			{IQ3_XXS, kernels{dot: dotIQ3_XXSAVX2, dotN: dotNIQ3_XXSAVX2, dotRowsN: dotRowsNIQ3_XXSAVX2}},
+			{IQ2_XXS, kernels{dot: dotIQ2_XXSAVX2, dotN: dotNIQ2_XXSAVX2, dotRowsN: dotRowsNIQ2_XXSAVX2}},
+			{IQ2_XS, kernels{dot: dotIQ2_XSAVX2, dotN: dotNIQ2_XSAVX2, dotRowsN: dotRowsNIQ2_XSAVX2}},
+			{IQ2_S, kernels{dot: dotIQ2_SAVX2, dotN: dotNIQ2_SAVX2, dotRowsN: dotRowsNIQ2_SAVX2}},
+			{IQ1_S, kernels{dot: dotIQ1_SAVX2, dotN: dotNIQ1_SAVX2, dotRowsN: dotRowsNIQ1_SAVX2}},
+			{IQ1_M, kernels{dot: dotIQ1_MAVX2, dotN: dotNIQ1_MAVX2, dotRowsN: dotRowsNIQ1_MAVX2}},
+			{TQ2_0, kernels{dot: dotTQ2_0AVX2, dotN: dotNTQ2_0AVX2, dotRowsN: dotRowsNTQ2_0AVX2}},
 			{Q4_0, kernels{dot: dotQ4_0AVX2, dotN: dotNQ4_0AVX2, dotRows: dotRowsQ4_0AVX2, dotRowsN: dotRowsNQ4_0AVX2}},
 			{Q8_0, kernels{dot: dotQ8_0AVX2, dotN: dotNQ8_0AVX2, dotRows: dotRowsQ8_0AVX2, dotRowsN: dotRowsNQ8_0AVX2}},
 			{Q4_K, kernels{dot: dotQ4_KAVX2, dotN: dotNQ4_KAVX2, dotRows: dotRowsQ4_KAVX2, dotRowsN: dotRowsNQ4_KAVX2}},
@@ -30,6 +41,10 @@ func platformTables() []kernelTable {
 		},
 	}}
 }
+
+// avx2FMA reports whether the CPU has AVX2 and FMA (every AVX2 CPU made
+// has both; the IQ kernels' float sums are ggml's fused multiply-adds).
+func avx2FMA() bool { return archsimd.X86.AVX2() && archsimd.X86.FMA() }
 
 // simdVec is the amd64 table of vector kernels (vec.go, actquant.go), in use
 // where the AVX2 table is.
