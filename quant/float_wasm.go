@@ -12,8 +12,8 @@ import "simd/archsimd"
 // as fp16x4 (simd128_wasm.go) does, exactly; bfloat16 values are the top
 // halves of float32s.
 
-// floatChunk is how many weights of a row dotNF16SIMD128 widens at a time
-// (a multiple of 32: 2 KB of float32 on the stack).
+// floatChunk is how many elements the F16 kernels widen at a time (a
+// multiple of 32: 2 KB of float32 on the stack).
 const floatChunk = 512
 
 // f16x4At widens the four fp16 values at b[0:8] (lo) or b[8:16] (hi).
@@ -59,28 +59,52 @@ func sumBF16(t archsimd.Float32x4) float32 {
 
 func dotF16SIMD128(n int, w, act []byte) float32 {
 	w, act = w[:2*n], act[:2*n]
-	var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Float32x4
+	var (
+		wf, af [floatChunk]float32
+		a      [8]archsimd.Float32x4
+	)
 	np := n &^ 31
-	for i := 0; i < 2*np; i += 64 {
-		x, y := (*[64]byte)(w[i:]), (*[64]byte)(act[i:])
-		x0, y0 := (*[16]byte)(x[0:]), (*[16]byte)(y[0:])
-		x1, y1 := (*[16]byte)(x[16:]), (*[16]byte)(y[16:])
-		x2, y2 := (*[16]byte)(x[32:]), (*[16]byte)(y[32:])
-		x3, y3 := (*[16]byte)(x[48:]), (*[16]byte)(y[48:])
-		a0 = a0.Add(f16x4At(x0, false).Mul(f16x4At(y0, false)))
-		a1 = a1.Add(f16x4At(x0, true).Mul(f16x4At(y0, true)))
-		a2 = a2.Add(f16x4At(x1, false).Mul(f16x4At(y1, false)))
-		a3 = a3.Add(f16x4At(x1, true).Mul(f16x4At(y1, true)))
-		a4 = a4.Add(f16x4At(x2, false).Mul(f16x4At(y2, false)))
-		a5 = a5.Add(f16x4At(x2, true).Mul(f16x4At(y2, true)))
-		a6 = a6.Add(f16x4At(x3, false).Mul(f16x4At(y3, false)))
-		a7 = a7.Add(f16x4At(x3, true).Mul(f16x4At(y3, true)))
+	for c := 0; c < np; c += floatChunk {
+		m := min(floatChunk, np-c)
+		widenF16SIMD128(wf[:m], w[2*c:])
+		widenF16SIMD128(af[:m], act[2*c:])
+		laneDots32SIMD128(wf[:m], af[:m], &a)
 	}
-	sum := float64(sumF16(laneHalves(a0, a1, a2, a3, a4, a5, a6, a7)))
+	sum := float64(sumF16(laneHalves(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7])))
 	for i := np; i < n; i++ {
 		sum += float64(fp16At(w[2*i:]) * fp16At(act[2*i:]))
 	}
 	return float32(sum)
+}
+
+// widenF16SIMD128 sets dst[i] to the fp16 value at src[2i:], for i <
+// len(dst), a multiple of 8. The F16 kernels widen a chunk at a time and
+// then dot the float32 values: the conversion's constants and the 32 lane
+// sums together do not fit the registers, and spilled vectors live in
+// linear memory.
+func widenF16SIMD128(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := 0; i+8 <= len(dst); i += 8 {
+		b := (*[16]byte)(src[2*i:])
+		f16x4At(b, false).StoreArray((*[4]float32)(dst[i:]))
+		f16x4At(b, true).StoreArray((*[4]float32)(dst[i+4:]))
+	}
+}
+
+// laneDots32SIMD128 adds the products x[i]·y[i] to the 32 running sums
+// in a (sum k in lane k%4 of a[k/4]), len(x) a multiple of 32.
+func laneDots32SIMD128(x, y []float32, a *[8]archsimd.Float32x4) {
+	y = y[:len(x)]
+	a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+	for i := 0; i+32 <= len(x); i += 32 {
+		xv, yv := (*[32]float32)(x[i:]), (*[32]float32)(y[i:])
+		p := func(v int) archsimd.Float32x4 {
+			return archsimd.LoadFloat32x4Array((*[4]float32)(xv[4*v:])).Mul(archsimd.LoadFloat32x4Array((*[4]float32)(yv[4*v:])))
+		}
+		a0, a1, a2, a3 = a0.Add(p(0)), a1.Add(p(1)), a2.Add(p(2)), a3.Add(p(3))
+		a4, a5, a6, a7 = a4.Add(p(4)), a5.Add(p(5)), a6.Add(p(6)), a7.Add(p(7))
+	}
+	*a = [8]archsimd.Float32x4{a0, a1, a2, a3, a4, a5, a6, a7}
 }
 
 func dotBF16SIMD128(n int, w, act []byte) float32 {
@@ -137,31 +161,15 @@ func dotNF16SIMD128(n int, w []byte, acts [][]byte, out []float32) {
 	out = out[:len(acts)]
 	np := n &^ 31
 	var (
-		wf  [floatChunk]float32
-		acc [MaxDotN][8]archsimd.Float32x4 // activation k's running sums
+		wf, af [floatChunk]float32
+		acc    [MaxDotN][8]archsimd.Float32x4 // activation k's running sums
 	)
 	for c := 0; c < np; c += floatChunk {
 		m := min(floatChunk, np-c)
-		for i := 0; i < m; i += 8 {
-			b := (*[16]byte)(w[2*(c+i):])
-			f16x4At(b, false).StoreArray((*[4]float32)(wf[i:]))
-			f16x4At(b, true).StoreArray((*[4]float32)(wf[i+4:]))
-		}
+		widenF16SIMD128(wf[:m], w[2*c:])
 		for k, a := range acts {
-			a = a[2*c : 2*(c+m)]
-			s := &acc[k]
-			a0, a1, a2, a3, a4, a5, a6, a7 := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
-			for i := 0; i < m; i += 32 {
-				y := (*[64]byte)(a[2*i:])
-				x := (*[32]float32)(wf[i:])
-				p := func(v int, yv *[16]byte, hi bool) archsimd.Float32x4 {
-					return archsimd.LoadFloat32x4Array((*[4]float32)(x[4*v:])).Mul(f16x4At(yv, hi))
-				}
-				y0, y1, y2, y3 := (*[16]byte)(y[0:]), (*[16]byte)(y[16:]), (*[16]byte)(y[32:]), (*[16]byte)(y[48:])
-				a0, a1, a2, a3 = a0.Add(p(0, y0, false)), a1.Add(p(1, y0, true)), a2.Add(p(2, y1, false)), a3.Add(p(3, y1, true))
-				a4, a5, a6, a7 = a4.Add(p(4, y2, false)), a5.Add(p(5, y2, true)), a6.Add(p(6, y3, false)), a7.Add(p(7, y3, true))
-			}
-			*s = [8]archsimd.Float32x4{a0, a1, a2, a3, a4, a5, a6, a7}
+			widenF16SIMD128(af[:m], a[2*c:])
+			laneDots32SIMD128(wf[:m], af[:m], &acc[k])
 		}
 	}
 	for k, a := range acts {
@@ -209,12 +217,8 @@ func dotRowsF16SIMD128(n int, w, act []byte, out []float32) {
 	act = act[:2*n]
 	w = w[:len(out)*2*n]
 	var yf [floatRowsMax]float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		b := (*[16]byte)(act[2*i:])
-		f16x4At(b, false).StoreArray((*[4]float32)(yf[i:]))
-		f16x4At(b, true).StoreArray((*[4]float32)(yf[i+4:]))
-	}
+	i := n &^ 7
+	widenF16SIMD128(yf[:i], act)
 	for ; i < n; i++ {
 		yf[i] = fp16At(act[2*i:])
 	}
@@ -226,18 +230,17 @@ func dotRowsF16SIMD128(n int, w, act []byte, out []float32) {
 // dotF16F32SIMD128 is dotF16SIMD128 with the activation widened already.
 func dotF16F32SIMD128(n int, w []byte, y []float32) float32 {
 	w, y = w[:2*n], y[:n]
-	var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Float32x4
+	var (
+		wf [floatChunk]float32
+		a  [8]archsimd.Float32x4
+	)
 	np := n &^ 31
-	for i := 0; i < np; i += 32 {
-		x, yv := (*[64]byte)(w[2*i:]), (*[32]float32)(y[i:])
-		p := func(v int, xv *[16]byte, hi bool) archsimd.Float32x4 {
-			return f16x4At(xv, hi).Mul(archsimd.LoadFloat32x4Array((*[4]float32)(yv[4*v:])))
-		}
-		x0, x1, x2, x3 := (*[16]byte)(x[0:]), (*[16]byte)(x[16:]), (*[16]byte)(x[32:]), (*[16]byte)(x[48:])
-		a0, a1, a2, a3 = a0.Add(p(0, x0, false)), a1.Add(p(1, x0, true)), a2.Add(p(2, x1, false)), a3.Add(p(3, x1, true))
-		a4, a5, a6, a7 = a4.Add(p(4, x2, false)), a5.Add(p(5, x2, true)), a6.Add(p(6, x3, false)), a7.Add(p(7, x3, true))
+	for c := 0; c < np; c += floatChunk {
+		m := min(floatChunk, np-c)
+		widenF16SIMD128(wf[:m], w[2*c:])
+		laneDots32SIMD128(wf[:m], y[c:c+m], &a)
 	}
-	sum := float64(sumF16(laneHalves(a0, a1, a2, a3, a4, a5, a6, a7)))
+	sum := float64(sumF16(laneHalves(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7])))
 	for i := np; i < n; i++ {
 		sum += float64(fp16At(w[2*i:]) * y[i])
 	}
