@@ -10,7 +10,9 @@
 // per matrix-vector product to the weight type's VecDotType (Q8_0, Q8_1 or
 // Q8_K for the quantised formats), and the kernels are integer dot products
 // over the quantised values, scaled per block exactly as ggml's generic C
-// kernels do.
+// kernels do, or, for the float formats (float.go) and the codebook and
+// ternary formats (iq_dot.go, tq1_0.go, tq2_0.go), in the float order of
+// ggml's x86 AVX2 kernels, which llama.cpp runs on x86.
 //
 // The package also holds the other kernels of the engine's hot loops, over
 // float32 vectors (DotF16, AxpyF16, ExpShift, SwiGLU, RoundFP16) and the
