@@ -187,25 +187,3 @@ func roundf(x float32) float32 { return float32(math.Round(float64(x))) }
 func laneSum8(s *[8]float32) float32 {
 	return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
 }
-
-// fma32 returns a·b + c rounded once to float32, as a fused multiply-add
-// (VFMADD) computes it. The product is exact in float64; the float64 sum
-// is made round-to-odd (its error, exact by TwoSum, moves an even result
-// one unit toward the exact value), which makes its rounding to float32
-// the correct one (a plain float64 sum could round twice).
-func fma32(a, b, c float32) float32 {
-	p, z := float64(a)*float64(b), float64(c)
-	s := p + z
-	if u := math.Float64bits(s); u&1 == 0 && u&0x7ff0000000000000 != 0x7ff0000000000000 {
-		t := s - p
-		if e := (p - (s - t)) + (z - t); e != 0 {
-			if (e > 0) == (s > 0) {
-				u++
-			} else {
-				u--
-			}
-			s = math.Float64frombits(u)
-		}
-	}
-	return float32(s)
-}

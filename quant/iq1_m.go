@@ -68,8 +68,8 @@ func dequantizeIQ1_M(dst []float32, src []byte) {
 // dotIQ1_MRef is ggml_vec_dot_iq1_m_q8_K of ggml's AVX2 build, the order
 // llama.cpp runs on x86: two sets of eight lane sums per block (iq3Lanes,
 // a scale per 16 weights), of the grid values and of the delta signs
-// (±1 per group of 8) times the activation, each fused into its own eight
-// running sums; at the end hsum_float_8 of the first plus iq1sDelta times
+// (±1 per group of 8) times the activation, each scaled and added to its
+// own eight running sums (iqAccumulate); at the end hsum_float_8 of the first plus iq1sDelta times
 // hsum_float_8 of the second.
 func dotIQ1_MRef(n int, w, act []byte) float32 {
 	var acc1, acc2 [8]float32

@@ -42,7 +42,8 @@ func dequantizeIQ1_S(dst []float32, src []byte) {
 
 // dotIQ1_SRef is ggml_vec_dot_iq1_s_q8_K of ggml's AVX2 build, the order
 // llama.cpp runs on x86: the grid part as the other codebook formats'
-// (eight lane sums per block, iq3Lanes, fused into eight running sums);
+// (eight lane sums per block, iq3Lanes, scaled and added to eight running
+// sums, iqAccumulate);
 // the delta part d·Σ_ib (2s+1)·(±1)·(the sub-block's activation sum), a
 // float32 product added to a ninth running sum (ggml's C expression, not
 // fused); at the end hsum_float_8 of the eight plus iq1sDelta times the

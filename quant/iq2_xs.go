@@ -41,7 +41,7 @@ func dequantizeIQ2_XS(dst []float32, src []byte) {
 // order llama.cpp runs on x86: the eight lane sums of a block (iq3Lanes,
 // each 16 weights with their own scale; a grid point's 8 weights are
 // lanes 2l and 2l+1), multiplied by d = fp16(d)·yd and added to eight
-// running sums in one rounding each (fma32), reduced as hsum_float_8
+// running sums (iqAccumulate), reduced as hsum_float_8
 // (laneSum8) and scaled by 0.125. Products are exact (see dotIQ3_SRef).
 func dotIQ2_XSRef(n int, w, act []byte) float32 {
 	var acc [8]float32

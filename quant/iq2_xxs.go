@@ -57,8 +57,7 @@ func dequantizeIQ2_XXS(dst []float32, src []byte) {
 // dotIQ2_XXSRef is ggml_vec_dot_iq2_xxs_q8_K of ggml's AVX2 build, the
 // order llama.cpp runs on x86: the eight lane sums of a block (iq3Lanes;
 // a grid point's 8 weights are lanes 2l and 2l+1) multiplied by d =
-// fp16(d)·yd and added to eight running sums in one rounding each (VFMADD,
-// fma32), reduced as hsum_float_8 (laneSum8) and scaled by 0.125. Products
+// fp16(d)·yd and added to eight running sums (iqAccumulate), reduced as hsum_float_8 (laneSum8) and scaled by 0.125. Products
 // are exact (see dotIQ3_SRef).
 func dotIQ2_XXSRef(n int, w, act []byte) float32 {
 	var acc [8]float32

@@ -42,12 +42,12 @@ func dequantizeIQ3_S(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ3_SRef is ggml_vec_dot_iq3_s_q8_K of ggml's AVX2 build, the order
-// llama.cpp runs on x86 (see iq3Lanes): per block, eight int32 lane sums,
-// each multiplied by d = fp16(d)·yd and added to its running sum in one
-// rounding (VFMADD, fma32), the eight sums reduced as hsum_float_8
-// (laneSum8). Products are exact (ggml's AVX2 code negates the activation
-// instead, which wraps for a quant of -128; quantizeQ8_K never makes one).
+// dotIQ3_SRef is ggml_vec_dot_iq3_s_q8_K in the order of ggml's x86
+// kernels (iq_dot.go): per block, eight int32 lane sums (iq3Lanes), each
+// multiplied by d = fp16(d)·yd and added to its running sum
+// (iqAccumulate), the eight sums reduced as hsum_float_8 (laneSum8).
+// Products are exact (ggml's x86 code negates the activation instead,
+// which wraps for a quant of -128; quantizeQ8_K never makes one).
 func dotIQ3_SRef(n int, w, act []byte) float32 {
 	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {

@@ -43,11 +43,11 @@ func dequantizeIQ3_XXS(dst []float32, src []byte) {
 // of a block is Σ_ib scale · Σ_{j<4} w[32ib+4L+j]·y[32ib+4L+j], exactly
 // (|lane| < 2^24, so its conversion to float32 is exact too).
 
-// dotIQ3_XXSRef is ggml_vec_dot_iq3_xxs_q8_K of ggml's AVX2 build, the
-// order llama.cpp runs on x86: the eight lane sums of a block (iq3Lanes)
-// multiplied by d = fp16(d)·yd and added to eight running sums in one
-// rounding each (VFMADD, fma32), reduced as hsum_float_8 (laneSum8) and
-// scaled by 0.25. Products are exact (see dotIQ3_SRef).
+// dotIQ3_XXSRef is ggml_vec_dot_iq3_xxs_q8_K in the order of ggml's x86
+// kernels (iq_dot.go): the eight lane sums of a block (iq3Lanes)
+// multiplied by d = fp16(d)·yd and added to eight running sums
+// (iqAccumulate), reduced as hsum_float_8 (laneSum8) and scaled by 0.25.
+// Products are exact (see dotIQ3_SRef).
 func dotIQ3_XXSRef(n int, w, act []byte) float32 {
 	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {

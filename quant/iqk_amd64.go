@@ -17,8 +17,8 @@ import (
 // and the weights with y's sign (|w| ≤ 62 and |y| ≤ 128, so a pair sum is
 // at most 15872: no saturation, and a quant of -128 is exact), VPMADDWD by
 // the scales, and adds the sub-blocks: the eight int32 lanes of iq3Lanes.
-// They are scaled and added to eight float32 running sums with VFMADD, as
-// the references' fma32 does, and reduced as laneSum8.
+// They are scaled and added to eight float32 running sums (VMULPS, VADDPS,
+// as the references' iqAccumulate) and reduced as laneSum8.
 
 // iqSignConsts are the VPSHUFB pattern sending byte k/8 of a 32-bit word
 // to byte k (k < 32; the word is broadcast to every 128-bit lane) and the
@@ -238,12 +238,12 @@ func iqDotN(t Type, nb int, w []byte, acts [][]byte, out []float32) {
 		for k, a := range acts {
 			y := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
 			d := dx * f32At(y[:])
-			acc[k] = archsimd.BroadcastFloat32x8(d).MulAdd(iqLanes8(&q, &sc, y).ConvertToFloat32(), acc[k])
+			acc[k] = iqLanes8(&q, &sc, y).ConvertToFloat32().Mul(archsimd.BroadcastFloat32x8(d)).Add(acc[k])
 			switch t {
 			case IQ1_S:
 				acc1[k] += float32(d * float32(iqDeltaSum(&c, y)))
 			case IQ1_M:
-				acc2[k] = archsimd.BroadcastFloat32x8(d).MulAdd(iqLanes8(&qd, &sc, y).ConvertToFloat32(), acc2[k])
+				acc2[k] = iqLanes8(&qd, &sc, y).ConvertToFloat32().Mul(archsimd.BroadcastFloat32x8(d)).Add(acc2[k])
 			}
 		}
 	}

@@ -17,9 +17,9 @@ import (
 // (|w·y| ≤ 62·128 fits int16), i32x4.extmul by the scale widens the
 // products (≤ 7936·31), and eight int32 vectors, one per lane of
 // iq3Lanes, add them position by position over the sub-blocks; a
-// transposing sum (hsum4) then gives the eight lanes. Their float work,
-// eight fused multiply-adds per block, is the references' fma32 (SIMD128
-// has no fused multiply-add), and laneSum8.
+// transposing sum (hsum4) then gives the eight lanes, scaled and added to
+// eight float32 running sums in vector lanes as the references'
+// iqAccumulate does, and reduced as laneSum8.
 
 // iqSignConsts16 are the swizzle pattern sending byte k/8 of a 32-bit word
 // to byte k (k < 16) and the mask of bit k%8 in byte k.
@@ -201,13 +201,13 @@ func iqDotNSIMD128(t Type, nb int, w []byte, acts [][]byte, out []float32) {
 	acts = acts[:min(len(acts), MaxDotN)]
 	out = out[:len(acts)]
 	var (
-		acc  [MaxDotN][8]float32 // activation k's running sums
+		acc  [MaxDotN][2]archsimd.Float32x4 // activation k's running sums 0-3, 4-7
 		q    [16]archsimd.Int8x16
 		sc   [16]archsimd.Int16x8
-		c    [8]int32             // IQ1_S: the sub-blocks' delta factors
-		acc1 [MaxDotN]float32     // IQ1_S: activation k's delta sum
-		qd   [16]archsimd.Int8x16 // IQ1_M: the delta signs
-		acc2 [MaxDotN][8]float32  // IQ1_M: activation k's delta running sums
+		c    [8]int32                       // IQ1_S: the sub-blocks' delta factors
+		acc1 [MaxDotN]float32               // IQ1_S: activation k's delta sum
+		qd   [16]archsimd.Int8x16           // IQ1_M: the delta signs
+		acc2 [MaxDotN][2]archsimd.Float32x4 // IQ1_M: activation k's delta running sums
 	)
 	for b := range nb {
 		x := w[b*size : (b+1)*size]
@@ -237,23 +237,23 @@ func iqDotNSIMD128(t Type, nb int, w []byte, acts [][]byte, out []float32) {
 			y := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
 			lo, hi := iqLanes4(&q, &sc, y)
 			d := dx * f32At(y[:])
-			fmaLanes(&acc[k], d, lo, hi)
+			scaleAddLanes(&acc[k], d, lo, hi)
 			switch t {
 			case IQ1_S:
 				acc1[k] += float32(d * float32(iqDeltaSum(&c, y)))
 			case IQ1_M:
 				lo, hi := iqLanes4(&qd, &sc, y)
-				fmaLanes(&acc2[k], d, lo, hi)
+				scaleAddLanes(&acc2[k], d, lo, hi)
 			}
 		}
 	}
 	for k := range out {
-		out[k] = laneSum8(&acc[k])
+		out[k] = laneSum8x4(&acc[k])
 		switch t {
 		case IQ1_S:
 			out[k] += float32(iq1sDelta * acc1[k])
 		case IQ1_M:
-			out[k] += float32(iq1sDelta * laneSum8(&acc2[k]))
+			out[k] += float32(iq1sDelta * laneSum8x4(&acc2[k]))
 		}
 	}
 }
@@ -354,17 +354,21 @@ func dotRowsNIQ1_SSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at i
 	eachRow(dotNIQ1_SSIMD128, n/qkK*iq1_SBytes, n, w, acts, outs, at)
 }
 
-// fmaLanes adds d·lo[k] to s[k] and d·hi[k] to s[4+k], each with one
-// rounding (fma32).
-func fmaLanes(s *[8]float32, d float32, lo, hi archsimd.Int32x4) {
-	s[0] = fma32(d, float32(lo.GetElem(0)), s[0])
-	s[1] = fma32(d, float32(lo.GetElem(1)), s[1])
-	s[2] = fma32(d, float32(lo.GetElem(2)), s[2])
-	s[3] = fma32(d, float32(lo.GetElem(3)), s[3])
-	s[4] = fma32(d, float32(hi.GetElem(0)), s[4])
-	s[5] = fma32(d, float32(hi.GetElem(1)), s[5])
-	s[6] = fma32(d, float32(hi.GetElem(2)), s[6])
-	s[7] = fma32(d, float32(hi.GetElem(3)), s[7])
+// scaleAddLanes adds float32(d·lo[k]) to lane k of s[0] and
+// float32(d·hi[k]) to lane k of s[1], the product and the sum each
+// rounded (iqAccumulate).
+func scaleAddLanes(s *[2]archsimd.Float32x4, d float32, lo, hi archsimd.Int32x4) {
+	dv := archsimd.BroadcastFloat32x4(d)
+	s[0] = s[0].Add(lo.ConvertToFloat32().Mul(dv))
+	s[1] = s[1].Add(hi.ConvertToFloat32().Mul(dv))
+}
+
+// laneSum8x4 is laneSum8 of the running sums 0-3 in s[0] and 4-7 in s[1].
+func laneSum8x4(s *[2]archsimd.Float32x4) float32 {
+	var a [8]float32
+	s[0].StoreArray((*[4]float32)(a[:4]))
+	s[1].StoreArray((*[4]float32)(a[4:]))
+	return laneSum8(&a)
 }
 
 func dotIQ1_MSIMD128(n int, w, act []byte) float32 {

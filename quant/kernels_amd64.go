@@ -11,7 +11,7 @@ import "simd/archsimd"
 func platformTables() []kernelTable {
 	return []kernelTable{{
 		name: "AVX2",
-		cpu:  avx2FMA,
+		cpu:  archsimd.X86.AVX2,
 		formats: []formatKernels{
 			{F32, kernels{dot: dotF32AVX2, dotN: dotNF32AVX2, dotRowsN: dotRowsNF32AVX2}},
 			{F16, kernels{dot: dotF16AVX2, dotN: dotNF16AVX2, dotRows: dotRowsF16AVX2, dotRowsN: dotRowsNF16AVX2}},
@@ -41,10 +41,6 @@ func platformTables() []kernelTable {
 		},
 	}}
 }
-
-// avx2FMA reports whether the CPU has AVX2 and FMA (every AVX2 CPU made
-// has both; the IQ kernels' float sums are ggml's fused multiply-adds).
-func avx2FMA() bool { return archsimd.X86.AVX2() && archsimd.X86.FMA() }
 
 // simdVec is the amd64 table of vector kernels (vec.go, actquant.go), in use
 // where the AVX2 table is.
