@@ -47,7 +47,7 @@ var formats = [...]Traits{
 	IQ1_M:   {Name: "IQ1_M", BlockSize: qkK, TypeSize: iq1_MBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ1_M, dot: dotIQ1_MRef}},
 	IQ4_NL:  {Name: "IQ4_NL", BlockSize: qk, TypeSize: iq4_NLBytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeIQ4_NL, fromFloat: quantizeIQ4_NL, dot: dotIQ4_NL}},
 	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ4_XS, fromFloat: quantizeIQ4_XS, dot: dotIQ4_XS}},
-	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ1_0, fromFloat: quantizeTQ1_0, dot: dotTQ1_0Ref}},
+	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ1_0, fromFloat: quantizeTQ1_0, dot: dotTQ1_0Go}},
 	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: tq2_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ2_0, fromFloat: quantizeTQ2_0, dot: dotTQ2_0Ref}},
 }
 

@@ -73,6 +73,50 @@ func dotTQ1_0Ref(n int, w, act []byte) float32 {
 	return laneSum8(&acc)
 }
 
+// dotTQ1_0Go, the portable kernel, computes the same as dotTQ1_0Ref (bit
+// for bit: the lanes are exact integers) walking the bytes in storage
+// order.
+func dotTQ1_0Go(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*tq1_0Bytes], act[:nb*q8_KBytes]
+	var acc [8]float32
+	for b := range nb {
+		x := (*[tq1_0Bytes]byte)(w[b*tq1_0Bytes:])
+		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
+		yd, _, bsums := q8KBlock(yb[:])
+		y := (*[qkK]byte)(yb[4:])
+		var lanes [8]int32
+		for m := range 32 {
+			q := x[m]
+			var s int32
+			for t := range 5 {
+				s += trit(q, t) * int32(int8(y[32*t+m]))
+			}
+			lanes[m/4] += s
+		}
+		for m := range 16 {
+			q := x[32+m]
+			for t := range 5 {
+				i := 160 + 16*t + m
+				lanes[i%32/4] += trit(q, t) * int32(int8(y[i]))
+			}
+		}
+		for j := range 4 {
+			q := x[48+j]
+			for t := range 4 {
+				i := 240 + 4*t + j
+				lanes[i%32/4] += trit(q, t) * int32(int8(y[i]))
+			}
+		}
+		d := yd * fp16At(x[52:])
+		for k := range acc {
+			v := lanes[k] - (bsum(bsums, 2*k) + bsum(bsums, 2*k+1))
+			acc[k] += float32(float32(v) * d)
+		}
+	}
+	return laneSum8(&acc)
+}
+
 // quantizeTQ1_0 is ggml's quantize_row_tq1_0_ref: d = max|x|, each weight
 // rounded (half away from zero) to -1, 0 or 1 of d.
 func quantizeTQ1_0(dst []byte, src []float32) {

@@ -43,6 +43,8 @@ func randBlocks(rng *rand.Rand, typ Type, nb int) []byte {
 			randFP16(rng, blk)
 		case TQ2_0:
 			randFP16(rng, blk[64:])
+		case TQ1_0:
+			randFP16(rng, blk[52:])
 		case IQ1_M: // d's nibbles are the top ones of the four scale words
 			var h [2]byte
 			randFP16(rng, h[:])
@@ -74,7 +76,7 @@ func randBlocks(rng *rand.Rand, typ Type, nb int) []byte {
 func TestDotTwinsRandom(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(7, 7))
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0} {
+		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0, TQ1_0} {
 			tr := ks.traits(typ)
 			ref := refDots[typ]
 			for iter := range 300 {
