@@ -2,6 +2,7 @@ package quant
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -78,7 +79,7 @@ func benchDot(b *testing.B, t Type, dot func(n int, w, act []byte) float32) {
 // weight bytes read per second, so the ratio to BenchmarkDot's MB/s is how
 // many times faster than MaxDotN separate dots a batch is.
 func BenchmarkDotN(b *testing.B) {
-	for _, t := range twinTypes {
+	for _, t := range slices.Concat(twinTypes, []Type{F32, F16, BF16, IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0}) {
 		tr := TraitsOf(t)
 		b.Run(t.String(), func(b *testing.B) {
 			w, act := benchData(b, t)

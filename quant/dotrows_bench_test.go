@@ -3,6 +3,7 @@ package quant
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -11,7 +12,7 @@ import (
 // ns/row is the time per weight row, MB/s weight bytes read per second.
 func BenchmarkMatVec(b *testing.B) {
 	const rows = 256
-	for _, typ := range twinTypes {
+	for _, typ := range slices.Concat(twinTypes, []Type{F32, F16, BF16, IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0}) {
 		tr := TraitsOf(typ)
 		at := TraitsOf(tr.VecDotType)
 		for _, n := range []int{2048, 5632} {

@@ -65,34 +65,42 @@ func dequantizeIQ1_M(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ1_M is ggml_vec_dot_iq1_m_q8_K.
-func dotIQ1_M(n int, w, act []byte) float32 {
-	var sum float32
+// dotIQ1_MRef is ggml_vec_dot_iq1_m_q8_K of ggml's AVX2 build, the order
+// llama.cpp runs on x86: two sets of eight lane sums per block (iq3Lanes,
+// a scale per 16 weights), of the grid values and of the delta signs
+// (±1 per group of 8) times the activation, each scaled and added to its
+// own eight running sums (iqAccumulate); at the end hsum_float_8 of the first plus iq1sDelta times
+// hsum_float_8 of the second.
+func dotIQ1_MRef(n int, w, act []byte) float32 {
+	var acc1, acc2 [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq1_MBytes : (b+1)*iq1_MBytes]
 		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var sumi1, sumi2 int32
+		var lanes1, lanes2 [8]int32
 		for ib := range qkK / 32 {
-			var sum1, sum2 [2]int32
 			for l := range 4 {
 				grid, neg := iq1MGroup(x, ib, l)
+				ls := iq1MScale(x, ib, l/2)
 				y := q8[32*ib+8*l : 32*ib+8*l+8]
-				var lsum1, lsum2 int32
-				for j := range 8 {
-					lsum1 += int32(int8(y[j])) * int32(grid[j])
-					lsum2 += int32(int8(y[j]))
+				var g1, g2, d1, d2 int32
+				for j := range 4 {
+					g1 += int32(int8(y[j])) * int32(grid[j])
+					g2 += int32(int8(y[j+4])) * int32(grid[j+4])
+					d1 += int32(int8(y[j]))
+					d2 += int32(int8(y[j+4]))
 				}
 				if neg {
-					lsum2 = -lsum2
+					d1, d2 = -d1, -d2
 				}
-				sum1[l/2] += lsum1
-				sum2[l/2] += lsum2
+				lanes1[2*l] += ls * g1
+				lanes1[2*l+1] += ls * g2
+				lanes2[2*l] += ls * d1
+				lanes2[2*l+1] += ls * d2
 			}
-			ls1, ls2 := iq1MScale(x, ib, 0), iq1MScale(x, ib, 1)
-			sumi1 += sum1[0]*ls1 + sum1[1]*ls2
-			sumi2 += sum2[0]*ls1 + sum2[1]*ls2
 		}
-		sum += iq1MD(x) * yd * (float32(sumi1) + float32(iq1sDelta*float32(sumi2)))
+		d := yd * iq1MD(x)
+		iqAccumulate(&acc1, d, &lanes1)
+		iqAccumulate(&acc2, d, &lanes2)
 	}
-	return sum
+	return laneSum8(&acc1) + float32(iq1sDelta*laneSum8(&acc2))
 }

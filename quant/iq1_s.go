@@ -40,14 +40,22 @@ func dequantizeIQ1_S(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ1_S is ggml_vec_dot_iq1_s_q8_K: the delta term uses the Q8_K block
-// sums.
-func dotIQ1_S(n int, w, act []byte) float32 {
-	var sum float32
+// dotIQ1_SRef is ggml_vec_dot_iq1_s_q8_K of ggml's AVX2 build, the order
+// llama.cpp runs on x86: the grid part as the other codebook formats'
+// (eight lane sums per block, iq3Lanes, scaled and added to eight running
+// sums, iqAccumulate);
+// the delta part d·Σ_ib (2s+1)·(±1)·(the sub-block's activation sum), a
+// float32 product added to a ninth running sum (ggml's C expression, not
+// fused); at the end hsum_float_8 of the eight plus iq1sDelta times the
+// ninth.
+func dotIQ1_SRef(n int, w, act []byte) float32 {
+	var acc [8]float32
+	var acc1 float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq1_SBytes : (b+1)*iq1_SBytes]
 		yd, q8, bsums := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var sumi, sumi1 int32
+		var lanes [8]int32
+		var sumi1 int32
 		for ib := range qkK / 32 {
 			qh := binary.LittleEndian.Uint16(x[34+2*ib:])
 			ls := int32(2*(qh>>12&7) + 1)
@@ -55,18 +63,22 @@ func dotIQ1_S(n int, w, act []byte) float32 {
 			if qh&0x8000 != 0 {
 				delta = -1
 			}
-			var lsum int32
 			for l := range 4 {
 				grid := &iq1sGrid[int(x[2+4*ib+l])|int(qh>>(3*l)&7)<<8]
 				y := q8[32*ib+8*l : 32*ib+8*l+8]
-				for j := range 8 {
-					lsum += int32(int8(y[j])) * int32(grid[j])
+				var s1, s2 int32
+				for j := range 4 {
+					s1 += int32(int8(y[j])) * int32(grid[j])
+					s2 += int32(int8(y[j+4])) * int32(grid[j+4])
 				}
+				lanes[2*l] += ls * s1
+				lanes[2*l+1] += ls * s2
 			}
-			sumi += ls * lsum
 			sumi1 += ls * delta * (bsum(bsums, 2*ib) + bsum(bsums, 2*ib+1))
 		}
-		sum += fp16At(x) * yd * (float32(sumi) + float32(iq1sDelta*float32(sumi1)))
+		d := yd * fp16At(x)
+		iqAccumulate(&acc, d, &lanes)
+		acc1 += float32(d * float32(sumi1))
 	}
-	return sum
+	return laneSum8(&acc) + float32(iq1sDelta*acc1)
 }

@@ -39,27 +39,31 @@ func dequantizeIQ2_S(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ2_SRef is ggml_vec_dot_iq2_s_q8_K.
+// dotIQ2_SRef is ggml_vec_dot_iq2_s_q8_K of ggml's AVX2 build, in the
+// order of dotIQ2_XSRef.
 func dotIQ2_SRef(n int, w, act []byte) float32 {
-	var sum float32
+	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq2_SBytes : (b+1)*iq2_SBytes]
 		scales := x[74:82]
 		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var bsum int32
+		var lanes [8]int32
 		for ib := range qkK / 32 {
-			var sumi [2]int32
+			sc := [2]int32{int32(2*(scales[ib]&0xf) + 1), int32(2*(scales[ib]>>4) + 1)}
 			for l := range 4 {
 				grid := &iq2sGrid[iq2SIndex(x, ib, l)]
 				signs := x[34+4*ib+l]
 				y := q8[32*ib+8*l : 32*ib+8*l+8]
-				for j := range 8 {
-					sumi[l/2] += applySign(int32(grid[j])*int32(int8(y[j])), signs, j)
+				var s1, s2 int32
+				for j := range 4 {
+					s1 += applySign(int32(grid[j])*int32(int8(y[j])), signs, j)
+					s2 += applySign(int32(grid[j+4])*int32(int8(y[j+4])), signs, j+4)
 				}
+				lanes[2*l] += sc[l/2] * s1
+				lanes[2*l+1] += sc[l/2] * s2
 			}
-			bsum += sumi[0]*int32(2*(scales[ib]&0xf)+1) + sumi[1]*int32(2*(scales[ib]>>4)+1)
 		}
-		sum += fp16At(x) * yd * float32(bsum)
+		iqAccumulate(&acc, fp16At(x)*yd, &lanes)
 	}
-	return 0.125 * sum
+	return 0.125 * laneSum8(&acc)
 }

@@ -37,28 +37,36 @@ func dequantizeIQ2_XS(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ2_XSRef is ggml_vec_dot_iq2_xs_q8_K.
+// dotIQ2_XSRef is ggml_vec_dot_iq2_xs_q8_K of ggml's AVX2 build, the
+// order llama.cpp runs on x86: the eight lane sums of a block (iq3Lanes,
+// each 16 weights with their own scale; a grid point's 8 weights are
+// lanes 2l and 2l+1), multiplied by d = fp16(d)·yd and added to eight
+// running sums (iqAccumulate), reduced as hsum_float_8
+// (laneSum8) and scaled by 0.125. Products are exact (see dotIQ3_SRef).
 func dotIQ2_XSRef(n int, w, act []byte) float32 {
-	var sum float32
+	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq2_XSBytes : (b+1)*iq2_XSBytes]
 		scales := x[66:74]
 		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var bsum int32
+		var lanes [8]int32
 		for ib := range qkK / 32 {
-			var sumi [2]int32
+			sc := [2]int32{int32(2*(scales[ib]&0xf) + 1), int32(2*(scales[ib]>>4) + 1)}
 			for l := range 4 {
 				q := binary.LittleEndian.Uint16(x[2+8*ib+2*l:])
 				grid := &iq2xsGrid[q&511]
 				signs := ksignsIQ2XS[q>>9]
 				y := q8[32*ib+8*l : 32*ib+8*l+8]
-				for j := range 8 {
-					sumi[l/2] += applySign(int32(grid[j])*int32(int8(y[j])), signs, j)
+				var s1, s2 int32
+				for j := range 4 {
+					s1 += applySign(int32(grid[j])*int32(int8(y[j])), signs, j)
+					s2 += applySign(int32(grid[j+4])*int32(int8(y[j+4])), signs, j+4)
 				}
+				lanes[2*l] += sc[l/2] * s1
+				lanes[2*l+1] += sc[l/2] * s2
 			}
-			bsum += sumi[0]*int32(2*(scales[ib]&0xf)+1) + sumi[1]*int32(2*(scales[ib]>>4)+1)
 		}
-		sum += fp16At(x) * yd * float32(bsum)
+		iqAccumulate(&acc, fp16At(x)*yd, &lanes)
 	}
-	return 0.125 * sum
+	return 0.125 * laneSum8(&acc)
 }

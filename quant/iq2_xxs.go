@@ -54,29 +54,35 @@ func dequantizeIQ2_XXS(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ2_XXS is ggml_vec_dot_iq2_xxs_q8_K: integer sums per sub-block,
-// weighted by 2s+1, one float term per super-block, times 1/8 at the end.
-func dotIQ2_XXS(n int, w, act []byte) float32 {
-	var sum float32
+// dotIQ2_XXSRef is ggml_vec_dot_iq2_xxs_q8_K of ggml's AVX2 build, the
+// order llama.cpp runs on x86: the eight lane sums of a block (iq3Lanes;
+// a grid point's 8 weights are lanes 2l and 2l+1) multiplied by d =
+// fp16(d)·yd and added to eight running sums (iqAccumulate), reduced as hsum_float_8 (laneSum8) and scaled by 0.125. Products
+// are exact (see dotIQ3_SRef).
+func dotIQ2_XXSRef(n int, w, act []byte) float32 {
+	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq2_XXSBytes : (b+1)*iq2_XXSBytes]
 		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var bsum int32
+		var lanes [8]int32
 		for ib := range qkK / 32 {
 			q := x[2+8*ib : 2+8*ib+8]
 			aux := binary.LittleEndian.Uint32(q[4:])
-			var sumi int32
+			s := int32(2*(aux>>28) + 1)
 			for l := range 4 {
 				grid := &iq2xxsGrid[q[l]]
 				signs := ksignsIQ2XS[aux>>(7*l)&127]
 				y := q8[32*ib+8*l : 32*ib+8*l+8]
-				for j := range 8 {
-					sumi += applySign(int32(grid[j])*int32(int8(y[j])), signs, j)
+				var s1, s2 int32
+				for j := range 4 {
+					s1 += applySign(int32(grid[j])*int32(int8(y[j])), signs, j)
+					s2 += applySign(int32(grid[j+4])*int32(int8(y[j+4])), signs, j+4)
 				}
+				lanes[2*l] += s * s1
+				lanes[2*l+1] += s * s2
 			}
-			bsum += sumi * int32(2*(aux>>28)+1)
 		}
-		sum += fp16At(x) * yd * float32(bsum)
+		iqAccumulate(&acc, fp16At(x)*yd, &lanes)
 	}
-	return 0.125 * sum
+	return 0.125 * laneSum8(&acc)
 }

@@ -42,27 +42,34 @@ func dequantizeIQ3_S(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ3_S is ggml_vec_dot_iq3_s_q8_K.
-func dotIQ3_S(n int, w, act []byte) float32 {
-	var sum float32
+// dotIQ3_SRef is ggml_vec_dot_iq3_s_q8_K in the order of ggml's x86
+// kernels (iq_dot.go): per block, eight int32 lane sums (iq3Lanes), each
+// multiplied by d = fp16(d)·yd and added to its running sum
+// (iqAccumulate), the eight sums reduced as hsum_float_8 (laneSum8).
+// Products are exact (ggml's x86 code negates the activation instead,
+// which wraps for a quant of -128; quantizeQ8_K never makes one).
+func dotIQ3_SRef(n int, w, act []byte) float32 {
+	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq3_SBytes : (b+1)*iq3_SBytes]
 		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var bsum int32
+		var lanes [8]int32
 		for ib := range qkK / 32 {
-			var sumi int32
+			s := iq3SScale(x, ib)
 			for l := range 4 {
 				g1, g2 := &iq3sGrid[iq3SIndex(x, ib, 2*l)], &iq3sGrid[iq3SIndex(x, ib, 2*l+1)]
 				signs := x[74+4*ib+l]
 				y := q8[32*ib+8*l : 32*ib+8*l+8]
+				var s1, s2 int32
 				for j := range 4 {
-					sumi += applySign(int32(g1[j])*int32(int8(y[j])), signs, j)
-					sumi += applySign(int32(g2[j])*int32(int8(y[j+4])), signs, j+4)
+					s1 += applySign(int32(g1[j])*int32(int8(y[j])), signs, j)
+					s2 += applySign(int32(g2[j])*int32(int8(y[j+4])), signs, j+4)
 				}
+				lanes[2*l] += s * s1
+				lanes[2*l+1] += s * s2
 			}
-			bsum += sumi * iq3SScale(x, ib)
 		}
-		sum += fp16At(x) * yd * float32(bsum)
+		iqAccumulate(&acc, fp16At(x)*yd, &lanes)
 	}
-	return sum
+	return laneSum8(&acc)
 }

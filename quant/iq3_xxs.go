@@ -36,29 +36,42 @@ func dequantizeIQ3_XXS(dst []float32, src []byte) {
 	}
 }
 
-// dotIQ3_XXS is ggml_vec_dot_iq3_xxs_q8_K.
-func dotIQ3_XXS(n int, w, act []byte) float32 {
-	var sum float32
+// iq3Lanes: ggml's AVX2 kernels of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and
+// IQ3_S multiply a 32-weight sub-block with the activation in one 32-byte
+// VPMADDUBSW, VPMADDWD the pair sums by the scale (of the sub-block, or of
+// its 16-weight half), and add the sub-blocks' eight int32 lanes: lane L
+// of a block is Σ_ib scale · Σ_{j<4} w[32ib+4L+j]·y[32ib+4L+j], exactly
+// (|lane| < 2^24, so its conversion to float32 is exact too).
+
+// dotIQ3_XXSRef is ggml_vec_dot_iq3_xxs_q8_K in the order of ggml's x86
+// kernels (iq_dot.go): the eight lane sums of a block (iq3Lanes)
+// multiplied by d = fp16(d)·yd and added to eight running sums
+// (iqAccumulate), reduced as hsum_float_8 (laneSum8) and scaled by 0.25.
+// Products are exact (see dotIQ3_SRef).
+func dotIQ3_XXSRef(n int, w, act []byte) float32 {
+	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*iq3_XXSBytes : (b+1)*iq3_XXSBytes]
 		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var bsum int32
+		var lanes [8]int32
 		for ib := range qkK / 32 {
 			qs := x[2+8*ib : 2+8*ib+8]
 			aux := binary.LittleEndian.Uint32(x[66+4*ib:])
-			var sumi int32
+			s := int32(2*(aux>>28) + 1)
 			for l := range 4 {
 				g1, g2 := &iq3xxsGrid[qs[2*l]], &iq3xxsGrid[qs[2*l+1]]
 				signs := ksignsIQ2XS[aux>>(7*l)&127]
 				y := q8[32*ib+8*l : 32*ib+8*l+8]
+				var s1, s2 int32
 				for j := range 4 {
-					sumi += applySign(int32(g1[j])*int32(int8(y[j])), signs, j)
-					sumi += applySign(int32(g2[j])*int32(int8(y[j+4])), signs, j+4)
+					s1 += applySign(int32(g1[j])*int32(int8(y[j])), signs, j)
+					s2 += applySign(int32(g2[j])*int32(int8(y[j+4])), signs, j+4)
 				}
+				lanes[2*l] += s * s1
+				lanes[2*l+1] += s * s2
 			}
-			bsum += sumi * int32(2*(aux>>28)+1)
 		}
-		sum += fp16At(x) * yd * float32(bsum)
+		iqAccumulate(&acc, fp16At(x)*yd, &lanes)
 	}
-	return 0.25 * sum
+	return 0.25 * laneSum8(&acc)
 }

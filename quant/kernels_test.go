@@ -113,9 +113,6 @@ func TestTableTwins(t *testing.T) {
 }
 
 func checkLineTwins(t *testing.T, line formatKernels, p Traits) {
-	if line.t == F16 {
-		t.Skip("the SIMD F16 dot sums in float32: TestFloatDotTwinsRandom bounds its error")
-	}
 	rng := rand.New(rand.NewPCG(uint64(line.t), 99))
 	vt := TraitsOf(p.VecDotType)
 	k := line.kernels

@@ -9,7 +9,17 @@ func platformTables() []kernelTable {
 	return []kernelTable{{
 		name: "SIMD128",
 		formats: []formatKernels{
-			{F16, kernels{dot: dotF16SIMD128}},
+			{F32, kernels{dot: dotF32SIMD128, dotN: dotNF32SIMD128, dotRowsN: dotRowsNF32SIMD128}},
+			{F16, kernels{dot: dotF16SIMD128, dotN: dotNF16SIMD128, dotRows: dotRowsF16SIMD128, dotRowsN: dotRowsNF16SIMD128}},
+			{BF16, kernels{dot: dotBF16SIMD128, dotN: dotNBF16SIMD128, dotRowsN: dotRowsNBF16SIMD128}},
+			{IQ3_S, kernels{dot: dotIQ3_SSIMD128, dotN: dotNIQ3_SSIMD128, dotRowsN: dotRowsNIQ3_SSIMD128}},
+			{IQ3_XXS, kernels{dot: dotIQ3_XXSSIMD128, dotN: dotNIQ3_XXSSIMD128, dotRowsN: dotRowsNIQ3_XXSSIMD128}},
+			{IQ2_XXS, kernels{dot: dotIQ2_XXSSIMD128, dotN: dotNIQ2_XXSSIMD128, dotRowsN: dotRowsNIQ2_XXSSIMD128}},
+			{IQ2_XS, kernels{dot: dotIQ2_XSSIMD128, dotN: dotNIQ2_XSSIMD128, dotRowsN: dotRowsNIQ2_XSSIMD128}},
+			{IQ2_S, kernels{dot: dotIQ2_SSIMD128, dotN: dotNIQ2_SSIMD128, dotRowsN: dotRowsNIQ2_SSIMD128}},
+			{IQ1_S, kernels{dot: dotIQ1_SSIMD128, dotN: dotNIQ1_SSIMD128, dotRowsN: dotRowsNIQ1_SSIMD128}},
+			{IQ1_M, kernels{dot: dotIQ1_MSIMD128, dotN: dotNIQ1_MSIMD128, dotRowsN: dotRowsNIQ1_MSIMD128}},
+			{TQ2_0, kernels{dot: dotTQ2_0SIMD128, dotN: dotNTQ2_0SIMD128, dotRowsN: dotRowsNTQ2_0SIMD128}},
 			{Q4_0, kernels{dot: dotQ4_0SIMD128, dotN: dotNQ4_0SIMD128, dotRows: dotRowsQ4_0SIMD128, dotRowsN: dotRowsNQ4_0SIMD128}},
 			{Q8_0, kernels{fromFloat: quantizeQ8_0SIMD128, dot: dotQ8_0SIMD128, dotN: dotNQ8_0SIMD128, dotRows: dotRowsQ8_0SIMD128, dotRowsN: dotRowsNQ8_0SIMD128}},
 			{Q4_K, kernels{dot: dotQ4_KSIMD128, dotN: dotNQ4_KSIMD128, dotRows: dotRowsQ4_KSIMD128, dotRowsN: dotRowsNQ4_KSIMD128}},

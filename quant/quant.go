@@ -12,7 +12,9 @@
 // over the quantised values, scaled per block exactly as ggml's generic C
 // kernels do, or, for the formats whose references follow ggml's x86
 // kernels (x86order.go and kx86.go: Q2_K, Q3_K, Q4_1, Q5_0, Q5_1, Q5_K,
-// IQ4_NL, IQ4_XS), as those do: the kernels llama.cpp runs them with.
+// IQ4_NL, IQ4_XS; float.go: F32, F16, BF16; iq_dot.go, tq1_0.go, tq2_0.go:
+// the codebook and ternary formats), as those do: the kernels llama.cpp
+// runs them with on x86.
 //
 // The package also holds the other kernels of the engine's hot loops, over
 // float32 vectors (DotF16, AxpyF16, ExpShift, SwiGLU, RoundFP16) and the

@@ -25,6 +25,15 @@ var refDots = map[Type]func(n int, w, act []byte) float32{
 	IQ2_S:  dotIQ2_SRef,
 	TQ1_0:  dotTQ1_0Ref,
 	TQ2_0:  dotTQ2_0Ref,
+
+	F32:     dotF32Ref,
+	F16:     dotF16Ref,
+	BF16:    dotBF16Ref,
+	IQ2_XXS: dotIQ2_XXSRef,
+	IQ3_XXS: dotIQ3_XXSRef,
+	IQ3_S:   dotIQ3_SRef,
+	IQ1_S:   dotIQ1_SRef,
+	IQ1_M:   dotIQ1_MRef,
 }
 
 func TestDotMatchesReference(t *testing.T) {

@@ -95,15 +95,20 @@ func addPairs(a, b archsimd.Int32x4) archsimd.Int32x4 {
 }
 
 // fp16x4 converts four fp16 values (the low halves of u's lanes) to
-// float32, exactly: the exponent and mantissa bits move to their float32
-// places and a multiplication by 2^112 rebiases the exponent, for normal
-// and subnormal values alike; infinities and NaNs get the all-ones
-// exponent back; the sign is or-ed in last.
+// float32, exactly, with no arithmetic on subnormal float32s (which the
+// CPU under the wasm runtime may take a slow path for): a normal value's
+// exponent and mantissa bits move to their float32 places and the
+// exponent is rebiased by an integer add; a subnormal one (or zero) is its
+// 10-bit mantissa converted to float32 times 2^-24; infinities and NaNs
+// get the all-ones exponent (the NaN payload kept); the sign is or-ed in
+// last.
 func fp16x4(u archsimd.Uint32x4) archsimd.Float32x4 {
-	em := u.And(archsimd.BroadcastUint32x4(0x7fff)).ShiftAllLeft(13)
-	f := em.BitsToFloat32().Mul(archsimd.BroadcastUint32x4(0x77800000).BitsToFloat32())
-	special := em.GreaterEqual(archsimd.BroadcastUint32x4(0x7c00 << 13))
-	bits := f.ToBits().Or(archsimd.BroadcastUint32x4(0x7f800000).Masked(special))
+	m := u.And(archsimd.BroadcastUint32x4(0x7fff))
+	em := m.ShiftAllLeft(13)
+	bits := em.Add(archsimd.BroadcastUint32x4(112 << 23))
+	bits = em.Add(archsimd.BroadcastUint32x4(224<<23)).IfElse(em.GreaterEqual(archsimd.BroadcastUint32x4(0x7c00<<13)), bits)
+	sub := m.BitsToInt32().ConvertToFloat32().Mul(archsimd.BroadcastFloat32x4(0x1p-24)).ToBits()
+	bits = sub.IfElse(em.Less(archsimd.BroadcastUint32x4(0x400<<13)), bits)
 	return bits.Or(u.And(archsimd.BroadcastUint32x4(0x8000)).ShiftAllLeft(16)).BitsToFloat32()
 }
 

@@ -16,9 +16,9 @@ package quant
 // formats is the table of ggml's formats with their portable kernels,
 // indexed by type id. An entry with an empty Name is not a valid type.
 var formats = [...]Traits{
-	F32:  {Name: "F32", BlockSize: 1, TypeSize: 4, VecDotType: F32, kernels: kernels{dequantize: dequantizeF32, fromFloat: fromFloatF32, dot: dotF32}},
+	F32:  {Name: "F32", BlockSize: 1, TypeSize: 4, VecDotType: F32, kernels: kernels{dequantize: dequantizeF32, fromFloat: fromFloatF32, dot: dotF32Ref}},
 	F16:  {Name: "F16", BlockSize: 1, TypeSize: 2, VecDotType: F16, kernels: kernels{dequantize: dequantizeF16, fromFloat: fromFloatF16, dot: dotF16Ref}},
-	BF16: {Name: "BF16", BlockSize: 1, TypeSize: 2, VecDotType: BF16, kernels: kernels{dequantize: dequantizeBF16, fromFloat: fromFloatBF16, dot: dotBF16}},
+	BF16: {Name: "BF16", BlockSize: 1, TypeSize: 2, VecDotType: BF16, kernels: kernels{dequantize: dequantizeBF16, fromFloat: fromFloatBF16, dot: dotBF16Ref}},
 	F64:  {Name: "F64", BlockSize: 1, TypeSize: 8, VecDotType: F64},
 	I8:   {Name: "I8", BlockSize: 1, TypeSize: 1, VecDotType: I8},
 	I16:  {Name: "I16", BlockSize: 1, TypeSize: 2, VecDotType: I16},
@@ -39,17 +39,17 @@ var formats = [...]Traits{
 	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ6_K, fromFloat: quantizeQ6_K, dot: dotQ6_KGo}},
 	Q8_K: {Name: "Q8_K", BlockSize: qkK, TypeSize: q8_KBytes, VecDotType: Q8_K, kernels: kernels{fromFloat: quantizeQ8_KRef}},
 
-	IQ2_XXS: {Name: "IQ2_XXS", BlockSize: qkK, TypeSize: iq2_XXSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ2_XXS, dot: dotIQ2_XXS}},
-	IQ2_XS:  {Name: "IQ2_XS", BlockSize: qkK, TypeSize: iq2_XSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ2_XS, dot: dotIQ2_XS}},
-	IQ2_S:   {Name: "IQ2_S", BlockSize: qkK, TypeSize: iq2_SBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ2_S, dot: dotIQ2_S}},
-	IQ3_XXS: {Name: "IQ3_XXS", BlockSize: qkK, TypeSize: iq3_XXSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ3_XXS, dot: dotIQ3_XXS}},
-	IQ3_S:   {Name: "IQ3_S", BlockSize: qkK, TypeSize: iq3_SBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ3_S, dot: dotIQ3_S}},
-	IQ1_S:   {Name: "IQ1_S", BlockSize: qkK, TypeSize: iq1_SBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ1_S, dot: dotIQ1_S}},
-	IQ1_M:   {Name: "IQ1_M", BlockSize: qkK, TypeSize: iq1_MBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ1_M, dot: dotIQ1_M}},
+	IQ2_XXS: {Name: "IQ2_XXS", BlockSize: qkK, TypeSize: iq2_XXSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ2_XXS, dot: dotIQ2_XXSRef}},
+	IQ2_XS:  {Name: "IQ2_XS", BlockSize: qkK, TypeSize: iq2_XSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ2_XS, dot: dotIQ2_XSRef}},
+	IQ2_S:   {Name: "IQ2_S", BlockSize: qkK, TypeSize: iq2_SBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ2_S, dot: dotIQ2_SRef}},
+	IQ3_XXS: {Name: "IQ3_XXS", BlockSize: qkK, TypeSize: iq3_XXSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ3_XXS, dot: dotIQ3_XXSRef}},
+	IQ3_S:   {Name: "IQ3_S", BlockSize: qkK, TypeSize: iq3_SBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ3_S, dot: dotIQ3_SRef}},
+	IQ1_S:   {Name: "IQ1_S", BlockSize: qkK, TypeSize: iq1_SBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ1_S, dot: dotIQ1_SRef}},
+	IQ1_M:   {Name: "IQ1_M", BlockSize: qkK, TypeSize: iq1_MBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ1_M, dot: dotIQ1_MRef}},
 	IQ4_NL:  {Name: "IQ4_NL", BlockSize: qk, TypeSize: iq4_NLBytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeIQ4_NL, fromFloat: quantizeIQ4_NL, dot: dotIQ4_NLGo}},
 	IQ4_XS:  {Name: "IQ4_XS", BlockSize: qkK, TypeSize: iq4_XSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ4_XS, fromFloat: quantizeIQ4_XS, dot: dotIQ4_XSGo}},
-	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ1_0, fromFloat: quantizeTQ1_0, dot: dotTQ1_0}},
-	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: tq2_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ2_0, fromFloat: quantizeTQ2_0, dot: dotTQ2_0}},
+	TQ1_0:   {Name: "TQ1_0", BlockSize: qkK, TypeSize: tq1_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ1_0, fromFloat: quantizeTQ1_0, dot: dotTQ1_0Go}},
+	TQ2_0:   {Name: "TQ2_0", BlockSize: qkK, TypeSize: tq2_0Bytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeTQ2_0, fromFloat: quantizeTQ2_0, dot: dotTQ2_0Ref}},
 }
 
 // extensions are picoLM's own types, whose ids lie outside ggml's range

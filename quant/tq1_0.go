@@ -48,55 +48,73 @@ func dequantizeTQ1_0(dst []float32, src []byte) {
 	}
 }
 
-// dotTQ1_0Ref is ggml_vec_dot_tq1_0_q8_K.
+// dotTQ1_0Ref is ggml_vec_dot_tq1_0_q8_K of ggml's AVX2 build, the order
+// llama.cpp runs on x86, which is dotTQ2_0Ref's: its VPMADDUBSW runs meet
+// the activation 32 weights at a time in weight order, so lane L of a
+// block is Σ t·y over the weights whose index modulo 32 is 4L..4L+3, minus
+// bsums 2L and 2L+1 (exact in int16: at most 8·512 + 2048), converted,
+// multiplied by d = yd·fp16(d) and added to its own running sum (two
+// roundings), the eight sums reduced as hsum_float_8 (laneSum8).
 func dotTQ1_0Ref(n int, w, act []byte) float32 {
-	var sum float32
+	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*tq1_0Bytes : (b+1)*tq1_0Bytes]
-		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var sumi int32
+		yd, q8, bsums := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
+		var lanes [8]int32
 		for i := range qkK {
-			sumi += (tq1Trit(x, i) - 1) * int32(int8(q8[i]))
+			lanes[i%32/4] += tq1Trit(x, i) * int32(int8(q8[i]))
 		}
-		sum += float32(sumi) * (fp16At(x[52:]) * yd)
+		d := yd * fp16At(x[52:])
+		for k := range acc {
+			v := lanes[k] - (bsum(bsums, 2*k) + bsum(bsums, 2*k+1))
+			acc[k] += float32(float32(v) * d)
+		}
 	}
-	return sum
+	return laneSum8(&acc)
 }
 
-// dotTQ1_0 computes the same as dotTQ1_0Ref (bit for bit), walking the
-// bytes in storage order. The -1 offset is applied once per block through
-// the Q8_K block sums: sum((t-1)*y) = sum(t*y) - sum(y).
-func dotTQ1_0(n int, w, act []byte) float32 {
+// dotTQ1_0Go, the portable kernel, computes the same as dotTQ1_0Ref (bit
+// for bit: the lanes are exact integers) walking the bytes in storage
+// order.
+func dotTQ1_0Go(n int, w, act []byte) float32 {
 	nb := n / qkK
 	w, act = w[:nb*tq1_0Bytes], act[:nb*q8_KBytes]
-	var sum float32
+	var acc [8]float32
 	for b := range nb {
 		x := (*[tq1_0Bytes]byte)(w[b*tq1_0Bytes:])
 		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
 		yd, _, bsums := q8KBlock(yb[:])
 		y := (*[qkK]byte)(yb[4:])
-		var st, sy int32
-		for j := range 16 {
-			sy += bsum(bsums, j)
-		}
-		for n := range 5 {
-			p := pow3[n]
-			for m := range 32 {
-				st += int32(uint16(x[m]*p)*3>>8) * int32(int8(y[32*n+m]))
+		var lanes [8]int32
+		for m := range 32 {
+			q := x[m]
+			var s int32
+			for t := range 5 {
+				s += trit(q, t) * int32(int8(y[32*t+m]))
 			}
-			for m := range 16 {
-				st += int32(uint16(x[32+m]*p)*3>>8) * int32(int8(y[160+16*n+m]))
-			}
+			lanes[m/4] += s
 		}
-		for n := range 4 {
-			p := pow3[n]
-			for j := range 4 {
-				st += int32(uint16(x[48+j]*p)*3>>8) * int32(int8(y[240+4*n+j]))
+		for m := range 16 {
+			q := x[32+m]
+			for t := range 5 {
+				i := 160 + 16*t + m
+				lanes[i%32/4] += trit(q, t) * int32(int8(y[i]))
 			}
 		}
-		sum += float32(st-sy) * (fp16At(x[52:]) * yd)
+		for j := range 4 {
+			q := x[48+j]
+			for t := range 4 {
+				i := 240 + 4*t + j
+				lanes[i%32/4] += trit(q, t) * int32(int8(y[i]))
+			}
+		}
+		d := yd * fp16At(x[52:])
+		for k := range acc {
+			v := lanes[k] - (bsum(bsums, 2*k) + bsum(bsums, 2*k+1))
+			acc[k] += float32(float32(v) * d)
+		}
 	}
-	return sum
+	return laneSum8(&acc)
 }
 
 // quantizeTQ1_0 is ggml's quantize_row_tq1_0_ref: d = max|x|, each weight

@@ -24,48 +24,32 @@ func dequantizeTQ2_0(dst []float32, src []byte) {
 	}
 }
 
-// dotTQ2_0Ref is ggml_vec_dot_tq2_0_q8_K.
+// dotTQ2_0Ref is ggml_vec_dot_tq2_0_q8_K of ggml's AVX2 build, the order
+// llama.cpp runs on x86. Its VPMADDUBSW sums t·y (t in 0..2) per pair of
+// bytes of each run of 32 weights, adds the runs in int16 lanes, takes off
+// the activation's block sums (the -1 of t-1) and adds lane pairs
+// (VPMADDWD): lane L of a block is Σ t·y over the weights whose index
+// modulo 32 is 4L..4L+3, minus bsums 2L and 2L+1, exactly. Each lane is
+// converted to float32, multiplied by d = yd·fp16(d) and added to its own
+// running sum (two roundings: VMULPS, VADDPS), the eight sums reduced as
+// hsum_float_8 (laneSum8).
 func dotTQ2_0Ref(n int, w, act []byte) float32 {
-	var sum float32
+	var acc [8]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*tq2_0Bytes : (b+1)*tq2_0Bytes]
-		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var sumi int32
+		yd, q8, bsums := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
+		var lanes [8]int32
 		for i := range qkK {
 			t := int32(x[32*(i/128)+i%32]>>(2*(i%128/32))) & 3
-			sumi += int32(int8(q8[i])) * (t - 1)
+			lanes[i%32/4] += int32(int8(q8[i])) * t
 		}
-		sum += float32(sumi) * (yd * fp16At(x[64:]))
+		d := yd * fp16At(x[64:])
+		for k := range acc {
+			v := lanes[k] - (bsum(bsums, 2*k) + bsum(bsums, 2*k+1))
+			acc[k] += float32(float32(v) * d)
+		}
 	}
-	return sum
-}
-
-// dotTQ2_0 computes the same as dotTQ2_0Ref (bit for bit) in storage
-// order, applying the -1 offset once per block through the Q8_K block sums.
-func dotTQ2_0(n int, w, act []byte) float32 {
-	nb := n / qkK
-	w, act = w[:nb*tq2_0Bytes], act[:nb*q8_KBytes]
-	var sum float32
-	for b := range nb {
-		x := (*[tq2_0Bytes]byte)(w[b*tq2_0Bytes:])
-		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
-		yd, _, bsums := q8KBlock(yb[:])
-		var st, sy int32
-		for j := range 16 {
-			sy += bsum(bsums, j)
-		}
-		for h := range 2 {
-			qs := (*[32]byte)(x[32*h:])
-			y := (*[128]byte)(yb[4+128*h:])
-			for m := range 32 {
-				q := qs[m]
-				st += int32(q&3)*int32(int8(y[m])) + int32(q>>2&3)*int32(int8(y[32+m])) +
-					int32(q>>4&3)*int32(int8(y[64+m])) + int32(q>>6)*int32(int8(y[96+m]))
-			}
-		}
-		sum += float32(st-sy) * (yd * fp16At(x[64:]))
-	}
-	return sum
+	return laneSum8(&acc)
 }
 
 // quantizeTQ2_0 is ggml's quantize_row_tq2_0_ref: d = max|x|, each weight

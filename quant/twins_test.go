@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -26,7 +27,8 @@ func randFP16(rng *rand.Rand, b []byte) {
 	putFP16(b, float32(rng.NormFloat64()*math.Pow(2, float64(rng.IntN(20)-14))))
 }
 
-// randBlocks returns nb random blocks of typ, with every scale finite.
+// randBlocks returns nb random blocks of typ, with every scale finite (and
+// every F16, BF16, F32 value: their blocks are single values).
 func randBlocks(rng *rand.Rand, typ Type, nb int) []byte {
 	tr := TraitsOf(typ)
 	buf := make([]byte, nb*tr.TypeSize)
@@ -50,6 +52,26 @@ func randBlocks(rng *rand.Rand, typ Type, nb int) []byte {
 			randFP16(rng, blk[108:])
 		case Q6_K:
 			randFP16(rng, blk[208:])
+		case IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S:
+			randFP16(rng, blk)
+		case TQ2_0:
+			randFP16(rng, blk[64:])
+		case TQ1_0:
+			randFP16(rng, blk[52:])
+		case IQ1_M: // d's nibbles are the top ones of the four scale words
+			var h [2]byte
+			randFP16(rng, h[:])
+			d := binary.LittleEndian.Uint16(h[:])
+			for k := range 4 {
+				sc := binary.LittleEndian.Uint16(blk[48+2*k:])
+				binary.LittleEndian.PutUint16(blk[48+2*k:], sc&0x0fff|(d>>(4*k)&0xf)<<12)
+			}
+		case F16:
+			randFP16(rng, blk)
+		case BF16:
+			binary.LittleEndian.PutUint16(blk, FP32ToBF16(float32(rng.NormFloat64()*math.Pow(2, float64(rng.IntN(20)-10)))))
+		case F32:
+			binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(rng.NormFloat64()*math.Pow(2, float64(rng.IntN(20)-10)))))
 		case Q8_K:
 			binary.LittleEndian.PutUint32(blk, math.Float32bits(float32(rng.NormFloat64())))
 			for j := range qkK / 16 {
@@ -67,7 +89,7 @@ func randBlocks(rng *rand.Rand, typ Type, nb int) []byte {
 func TestDotTwinsRandom(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(7, 7))
-		for _, typ := range twinTypes {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0, TQ1_0}) {
 			tr := ks.traits(typ)
 			ref := refDots[typ]
 			for iter := range 300 {
@@ -151,17 +173,21 @@ func TestActivationTwinsRandom(t *testing.T) {
 	})
 }
 
-// TestFloatDotTwinsRandom checks the F16 dot (and F32, which has no SIMD
-// twin) against the float64 references: the SIMD twins sum in float32 lanes, so the bound is
-// n·2^-24·Σ|x·y| (natively the twins are the references themselves).
+// TestFloatDotTwinsRandom checks the F32, F16 and BF16 dots against their
+// references (ggml's lane order, float.go), bit for bit, on row lengths
+// around the 32 lanes, and the references against the exact dot: the
+// lanes' float32 sums stay within n·2^-24·Σ|x·y| of it.
 func TestFloatDotTwinsRandom(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(9, 9))
-		for _, typ := range []Type{F32, F16} {
+		for _, typ := range []Type{F32, F16, BF16} {
 			tr := ks.traits(typ)
-			ref := map[Type]func(int, []byte, []byte) float32{F32: dotF32, F16: dotF16Ref}[typ]
-			for range 300 {
+			ref := refDots[typ]
+			for iter := range 300 {
 				n := 1 + rng.IntN(700)
+				if iter%3 == 0 {
+					n = 32 * (1 + rng.IntN(20))
+				}
 				x, y := make([]float32, n), make([]float32, n)
 				for i := range x {
 					x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(8)-4)))
@@ -173,13 +199,17 @@ func TestFloatDotTwinsRandom(t *testing.T) {
 				xd, yd := make([]float32, n), make([]float32, n)
 				tr.Dequantize(xd, w)
 				tr.Dequantize(yd, act)
-				var mag float64
+				var mag, exact float64
 				for i := range xd {
 					mag += math.Abs(float64(xd[i]) * float64(yd[i]))
+					exact += float64(xd[i]) * float64(yd[i])
 				}
 				got, want := tr.Dot(n, w, act), ref(n, w, act)
-				if d := math.Abs(float64(got) - float64(want)); d > float64(n)*0x1p-24*mag {
-					t.Fatalf("%v n=%d: Dot %g, reference %g (Σ|xy| %g)", typ, n, got, want, mag)
+				if !sameFloat(got, want) {
+					t.Fatalf("%v n=%d: Dot %g, reference %g", typ, n, got, want)
+				}
+				if d := math.Abs(float64(want) - exact); d > float64(n)*0x1p-24*mag {
+					t.Fatalf("%v n=%d: reference %g, exact %g (Σ|xy| %g)", typ, n, want, exact, mag)
 				}
 			}
 		}
@@ -188,10 +218,10 @@ func TestFloatDotTwinsRandom(t *testing.T) {
 
 // TestF16DotWidenAll checks the F16 dot's fp16 conversion on every bit
 // pattern (subnormals, infinities, NaNs): x = (h, 0, ..., 0) against
-// eight ones is h itself.
+// 32 ones (the kernels' lanes, not their tail) is h itself.
 func TestF16DotWidenAll(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
-		const n = 8
+		const n = 32
 		w, act := make([]byte, 2*n), make([]byte, 2*n)
 		for i := range n {
 			binary.LittleEndian.PutUint16(act[2*i:], 0x3c00) // 1.0
@@ -212,7 +242,7 @@ func TestF16DotWidenAll(t *testing.T) {
 func TestDotNRandom(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(10, 10))
-		for _, typ := range twinTypes {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0}) {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -267,7 +297,7 @@ func TestScalesMinsK4(t *testing.T) {
 func TestDotTwinsManyBlocks(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(12, 12))
-		for _, typ := range twinTypes {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0}) {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -302,7 +332,7 @@ func TestDotTwinsManyBlocks(t *testing.T) {
 func TestDotScalesAllFP16(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(13, 13))
-		for _, typ := range twinTypes {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, TQ2_0}) {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -310,7 +340,7 @@ func TestDotScalesAllFP16(t *testing.T) {
 			n := nb * tr.BlockSize
 			w := randBlocks(rng, typ, nb)
 			act := randBlocks(rng, tr.VecDotType, n/at.BlockSize)
-			off := map[Type][]int{Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2}, Q8_0: {0}, Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208}, IQ4_NL: {0}, IQ4_XS: {0}}[typ]
+			off := map[Type][]int{Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2}, Q8_0: {0}, Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208}, IQ4_NL: {0}, IQ4_XS: {0}, IQ3_S: {0}, IQ3_XXS: {0}, IQ2_XXS: {0}, IQ2_XS: {0}, IQ2_S: {0}, IQ1_S: {0}, TQ2_0: {64}}[typ]
 			out := make([]float32, 1)
 			for h := range 1 << 16 {
 				b := h % nb
@@ -340,7 +370,7 @@ func TestDotScalesAllFP16(t *testing.T) {
 func TestMatVecTwins(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(21, 21))
-		for _, typ := range twinTypes {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0, F32, F16, BF16}) {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]

@@ -7,20 +7,22 @@ import "simd/archsimd"
 // The AVX2 twins of the vector kernels of vec.go (kernels_amd64.go), bit
 // for bit; vec_test.go checks them against the references.
 
-// fp16x8 converts eight fp16 values to float32 as fp16x4 (simd128_wasm.go)
-// does (the archsimd API has no F16C VCVTPH2PS): the exponent and mantissa
-// move to their float32 places and a multiplication by 2^112 rebiases the
-// exponent, exactly, for normal and subnormal values alike; infinities and
-// NaNs get the all-ones exponent back; the sign is or-ed in last.
+// fp16x8 converts eight fp16 values to float32 exactly, as fp16x4
+// (simd128_wasm.go) does (the archsimd API has no F16C VCVTPH2PS), with no
+// arithmetic on subnormal float32s (a microcode assist, tens of cycles,
+// on x86): normals rebiased by an integer add, subnormals and zeros their
+// mantissa converted to float32 times 2^-24, infinities and NaNs the
+// all-ones exponent, the sign or-ed in last.
 func fp16x8(h archsimd.Uint16x8) archsimd.Float32x8 {
 	u := h.ExtendToUint32()
-	em := u.And(archsimd.BroadcastUint32x8(0x7fff)).ShiftAllLeft(13)
-	f := em.AsFloat32x8().Mul(archsimd.BroadcastUint32x8(0x77800000).AsFloat32x8()) // ×2^112
-	// em < 2^28, so the signed compare is the unsigned one.
-	special := em.AsInt32x8().Greater(archsimd.BroadcastInt32x8(0x7c00<<13 - 1)) // exponent 31: Inf, NaN
-	bits := f.AsUint32x8().Or(archsimd.BroadcastUint32x8(0x7f800000).Masked(special))
+	m := u.And(archsimd.BroadcastUint32x8(0x7fff)).AsInt32x8()
+	em := m.ShiftAllLeft(13) // < 2^28: signed compares are the unsigned ones
+	bits := em.Add(archsimd.BroadcastInt32x8(112 << 23))
+	bits = em.Add(archsimd.BroadcastInt32x8(224<<23)).IfElse(em.Greater(archsimd.BroadcastInt32x8(0x7c00<<13-1)), bits)
+	sub := m.ConvertToFloat32().Mul(archsimd.BroadcastFloat32x8(0x1p-24)).AsInt32x8()
+	bits = sub.IfElse(archsimd.BroadcastInt32x8(0x400<<13).Greater(em), bits)
 	sign := u.And(archsimd.BroadcastUint32x8(0x8000)).ShiftAllLeft(16)
-	return bits.Or(sign).AsFloat32x8()
+	return bits.AsUint32x8().Or(sign).AsFloat32x8()
 }
 
 // dotF16VecAVX2 is dotF16VecRef, bit for bit: eight float32 lanes, reduced
