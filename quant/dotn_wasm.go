@@ -6,8 +6,9 @@ import (
 	"simd/archsimd"
 )
 
-// The wasm SIMD128 DotN kernels, and the DotRowsN kernels that run them row
-// by row. Q4_0's decodes each weight block once (nibbles split, offsets
+// The wasm SIMD128 DotN kernels (the DotRowsN kernels are in
+// dotrowsn_wasm.go; they run these row by row for rows too long for their
+// buffers). Q4_0's decodes each weight block once (nibbles split, offsets
 // taken off) and then dots it with every activation exactly as
 // dotQ4_0SIMD128 does. Q8_0, Q4_K and Q6_K call their dot once per
 // activation: their hand-written wasm dots (the *_wasm.s files) are faster
@@ -24,22 +25,6 @@ func dotNQ4_KSIMD128(n int, w []byte, acts [][]byte, out []float32) {
 
 func dotNQ6_KSIMD128(n int, w []byte, acts [][]byte, out []float32) {
 	dotEach(dotQ6_KSIMD128, n, w, acts, out)
-}
-
-func dotRowsNQ4_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ4_0SIMD128, n/qk*q4_0Bytes, n, w, acts, outs, at)
-}
-
-func dotRowsNQ8_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ8_0SIMD128, n/qk*q8_0Bytes, n, w, acts, outs, at)
-}
-
-func dotRowsNQ4_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ4_KSIMD128, n/qkK*q4_KBytes, n, w, acts, outs, at)
-}
-
-func dotRowsNQ6_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ6_KSIMD128, n/qkK*q6_KBytes, n, w, acts, outs, at)
 }
 
 // dotNQ4_0SIMD128 is dotQ4_0SIMD128 for several activations: four blocks'
