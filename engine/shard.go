@@ -94,7 +94,9 @@ func (s *Shard) Limits() (acts, actLen, outLen int) {
 // activation, MatMul for several): out holds, matrix after matrix,
 // W[r]·acts[b] at b*(hi-lo) + r-lo. A request that does not fit the model
 // (an unknown group, activations of the wrong number or size, out of the
-// wrong length) is an error, never a panic. One call at a time.
+// wrong length) is an error, never a panic. Serve is not safe for
+// concurrent use (it reuses the Shard's views of out): one call at a time,
+// as a Worker's loop makes them.
 func (s *Shard) Serve(group int, acts [][]byte, out []float32) error {
 	if group < 0 || group >= len(s.m.groups) {
 		return fmt.Errorf("%w: no group %d (the model has %d)", ErrShard, group, len(s.m.groups))

@@ -8,8 +8,12 @@ import (
 )
 
 // BenchmarkMatVec measures MatVec (the DotRows kernels where a type has
-// one) against Dot per row, over 256 rows of TinyLlama's row lengths;
-// ns/row is the time per weight row, MB/s weight bytes read per second.
+// one) against Dot per row, over 256 rows of TinyLlama's row lengths, and
+// MatMul (the DotRowsN kernels) with MaxDotN distinct activations, a
+// prefill batch; ns/row is the time per weight row (per row and
+// activation for MatMul, so MatVec's over MatMul's is how much faster a
+// prompt's products are per position than a token's), MB/s weight bytes
+// read per second.
 func BenchmarkMatVec(b *testing.B) {
 	const rows = 256
 	for _, typ := range slices.Concat(twinTypes, []Type{F32, F16, BF16, IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0}) {
@@ -28,6 +32,17 @@ func BenchmarkMatVec(b *testing.B) {
 					tr.MatVec(n, w, act, out)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
+			})
+			acts, outs := make([][]byte, MaxDotN), make([][]float32, MaxDotN)
+			for i := range acts {
+				acts[i] = randBlocks(rng, tr.VecDotType, n/at.BlockSize)
+				outs[i] = make([]float32, rows)
+			}
+			b.Run(fmt.Sprintf("%v/%d/MatMul", typ, n), func(b *testing.B) {
+				for b.Loop() {
+					tr.MatMul(n, w, acts, outs, 0)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows/MaxDotN, "ns/row")
 			})
 			b.Run(fmt.Sprintf("%v/%d/Dot", typ, n), func(b *testing.B) {
 				b.SetBytes(int64(len(w)))

@@ -479,7 +479,9 @@ export class PicoLM {
 
   /**
    * Generate with callbacks; resolves with the stats
-   * {prompt, promptTokens, cachedTokens, prefillMs, generated, decodeMs, tokensPerSec, stop, memory}.
+   * {prompt, promptTokens, cachedTokens, prefillMs, generated, decodeMs, tokensPerSec, stop, memory}, and for a model
+   * split over Workers split: {prefill, decode}, each {syncs, leadWaitMs, leadSleeps, shardBusyMs: [], shardSleeps: []}
+   * (the synchronisations, the lead's time waiting for the other Workers, each other Worker's time computing).
    * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template
    * (a plain "User: ..." / "Assistant:" transcript for a model without one).
    * opts: {maxTokens: 256, temperature: 0.8, topP: 0.9, topK: 0, seed: 42, json: false, signal, onToken({text, count, tokensPerSec})}.

@@ -17,8 +17,8 @@ globalThis.picolmMemory = () => ({
 // call each from Go: a call from Go into JS costs far more than an
 // Atomics.load, so the polling happens here. Slots: 0 request sequence,
 // 1 response sequence, 3 status, 4 group id, 5 activations, 6 bytes per
-// activation, 7 results.
-const SPIN_MS = 0.02; // poll this long before sleeping in Atomics.wait (longer spins lose when the cores are shared: the spinning side takes the time the other needs)
+// activation, 7 results, 12 the shard's busy µs, 13 requests served, 14 and
+// 15 the shard's and the lead's sleeps.
 globalThis.picolmChannel = {
   // request publishes a product for the shard (the lead).
   request(i32, group, acts, actLen, outLen, seq) {
@@ -27,14 +27,14 @@ globalThis.picolmChannel = {
     Atomics.notify(i32, 0);
   },
   // reply publishes the shard's answer to request seq.
-  reply(i32, status, outLen, seq) {
-    i32[3] = status; i32[7] = outLen;
+  reply(i32, status, outLen, seq, busyUs) {
+    i32[3] = status; i32[7] = outLen; i32[12] = busyUs; i32[13]++;
     Atomics.store(i32, 1, seq);
     Atomics.notify(i32, 1);
   },
   // await returns slot i once it no longer holds v, or after about ms
-  // milliseconds: polling first, then sleeping.
-  await(i32, i, v, ms) {
+  // milliseconds: polling for spinMs first, then sleeping.
+  await(i32, i, v, ms, spinMs) {
     const t0 = performance.now();
     for (let n = 1; ; n++) {
       const cur = Atomics.load(i32, i);
@@ -42,7 +42,10 @@ globalThis.picolmChannel = {
       if ((n & 255) === 0) {
         const el = performance.now() - t0;
         if (el >= ms) return cur;
-        if (el > SPIN_MS) Atomics.wait(i32, i, v, ms - el);
+        if (el > spinMs) {
+          if (i < 2) i32[14 + i]++; // the shard's or the lead's sleeps (slots 14, 15)
+          Atomics.wait(i32, i, v, ms - el);
+        }
       }
     }
   },

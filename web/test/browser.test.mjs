@@ -282,34 +282,41 @@ test("the JS API from a separate page (README example)", async () => {
   }
 });
 
-test("a model split over 2 Workers generates what 1 Worker does", async () => {
+test("a model split over 2, 3 or 4 Workers generates what 1 Worker does", async () => {
   const context = await browser.newContext();
-  const names = ["tinyllamas-stories-260k-q8_0.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"];
-  for (const n of names) copyFileSync(join(testdata, n), join(server.models, "split-" + n));
+  // Q8_0, F32 and a mix, and a K-quant mix (Q4_K, Q6_K: the SIMD128 batch kernels of a prompt).
+  const names = ["tinyllamas-stories-260k-q8_0.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf", "synth/synth-small-Q4_K_M.gguf"];
+  const local = (n) => "split-" + n.replace("/", "-");
+  for (const n of names) copyFileSync(join(testdata, n), join(server.models, local(n)));
   const bad = join(server.models, "split-bad.gguf");
   writeFileSync(bad, "GGUF\x03\x00\x00\x00garbage");
+  const counts = [2, 3, 4];
   try {
     const { page, errors } = await apiPage(context);
     // A short prompt, and one longer than a prefill batch (16 tokens).
     const prompts = ["Once upon a time", references[1].prompt + " The little dog ran to the park and saw a big red ball under the tree"];
-    const r = await page.evaluate(([u, p, b]) => window.runSplit(u, p, b),
-      [names.map((n) => `${server.url}test-models/split-${n}`), prompts, `${server.url}test-models/split-bad.gguf`]);
+    const r = await page.evaluate(([u, p, c, b]) => window.runSplit(u, p, c, b),
+      [names.map((n) => `${server.url}test-models/${local(n)}`), prompts, counts, `${server.url}test-models/split-bad.gguf`]);
     assert.equal(r.isolated, true);
     assert.equal(r.defaultWorkers, 2);
-    assert.equal(r.runs.length, names.length * prompts.length);
+    assert.equal(r.runs.length, names.length * prompts.length * counts.length);
     for (const run of r.runs) {
-      assert.equal(run.workers1, 1);
-      assert.equal(run.workers2, 2);
-      assert.ok(run.stats2.generated > 0);
-      assert.equal(run.text2, run.text1, `${run.url}: ${run.prompt}`);
-      assert.equal(run.stats2.generated, run.stats1.generated);
+      const what = `${run.url}, ${run.n} Workers: ${run.prompt}`;
+      assert.equal(run.workers2, run.n, what);
+      assert.ok(run.stats1.generated > 0, what);
+      assert.equal(run.text2, run.text1, what);
+      assert.equal(run.stats2.generated, run.stats1.generated, what);
       assert.ok(run.memory.shardWasmBytes > 0 && run.memory.totalWasmBytes > run.memory.wasmBytes, JSON.stringify(run.memory));
+      // where the time went: one synchronisation per group of products with every shard
+      const sp = run.stats2.split;
+      assert.equal(sp.prefill.shardBusyMs.length, run.n - 1, JSON.stringify(sp));
+      assert.ok(sp.prefill.syncs > 0 && sp.decode.syncs > 0, JSON.stringify(sp));
     }
     assert.ok(r.runs.some((run) => run.stats1.promptTokens > 16), "a prompt spans prefill batches");
     assert.match(r.bad, /split-bad\.gguf/);
     assert.deepEqual(errors, []);
   } finally {
-    for (const n of names) rmSync(join(server.models, "split-" + n), { force: true });
+    for (const n of names) rmSync(join(server.models, local(n)), { force: true });
     rmSync(bad, { force: true });
     await context.close();
   }

@@ -272,7 +272,15 @@ func (b *bridge) generate(msg js.Value) {
 		}
 	}
 	last := time.Now()
+	var k0, k1 splitCounters // at the start, after the prompt
+	prompted := false
+	if len(b.peers) > 0 {
+		k0 = b.counters()
+	}
 	d, err := b.w.Generate(r, func(t host.Token) bool {
+		if t.Count >= 1 && !prompted && len(b.peers) > 0 {
+			k1, prompted = b.counters(), true
+		}
 		m := t.Map()
 		m["type"], m["id"] = "token", id
 		b.post(m, nil)
@@ -286,7 +294,14 @@ func (b *bridge) generate(msg js.Value) {
 		b.fail(id, err)
 		return
 	}
-	b.reply(id, "done", map[string]any{"stats": d.Map(), "memory": b.memory()})
+	stats := d.Map()
+	if len(b.peers) > 0 {
+		if !prompted {
+			k1 = b.counters()
+		}
+		stats["split"] = map[string]any{"prefill": splitStats(k0, k1), "decode": splitStats(k1, b.counters())}
+	}
+	b.reply(id, "done", map[string]any{"stats": stats, "memory": b.memory()})
 }
 
 func str(v js.Value) string {
