@@ -4,9 +4,11 @@ package quant
 
 // The wasm SIMD128 kernels (GOEXPERIMENT=simd, simd/archsimd and the
 // hand-written *_wasm.s files), for every wasm runtime: a module with
-// SIMD128 instructions does not load where they are missing.
+// SIMD128 instructions does not load where they are missing. The
+// relaxedsimd build lays the relaxed-SIMD table over them
+// (relaxed_wasm.go); no other has it.
 func platformTables() []kernelTable {
-	return []kernelTable{{
+	return append([]kernelTable{{
 		name: "SIMD128",
 		formats: []formatKernels{
 			{F16, kernels{dot: dotF16SIMD128}},
@@ -17,7 +19,7 @@ func platformTables() []kernelTable {
 			{Q8_K, kernels{fromFloat: quantizeQ8_KSIMD128}},
 		},
 		simdVec: true,
-	}}
+	}}, relaxedTables()...)
 }
 
 // simdVec is the wasm table of vector kernels (vec.go, actquant.go), in use

@@ -1,0 +1,197 @@
+//go:build goexperiment.simd && relaxedsimd
+
+package quant
+
+// The relaxed-SIMD kernels: the relaxedsimd build (scripts/serve.sh's
+// build/worker-relaxed.wasm, for the engines whose WebAssembly.validate
+// accepts relaxed ops; Safari rejects a module with any), where they are
+// laid over the SIMD128 table. Their integer sums (relaxed_wasm.s) are the
+// SIMD128 kernels' exact sums, computed with the relaxed int8 dot; the
+// float parts are the SIMD128 kernels' own, so every kernel gives the bits
+// of its portable twin, as twins_test.go checks (in Chromium: Node 20's
+// relaxed dot is wrong). The module needs scripts/relaxpatch after linking
+// (relaxed_wasm.h).
+
+// relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one.
+func relaxedTables() []kernelTable {
+	return []kernelTable{{
+		name: "relaxed SIMD",
+		formats: []formatKernels{
+			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed}},
+			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
+			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotN: dotNQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed, dotRowsN: dotRowsNQ4_KRelaxed}},
+			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotN: dotNQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
+		},
+	}}
+}
+
+//go:noescape
+func q4KIntSumsRelaxed(x, y *byte, nb int, out *[2 * q4KChunk]int32)
+
+//go:noescape
+func q6KIntSumsRelaxed(x, y *byte, nb int, out *[q6KChunk]int32)
+
+//go:noescape
+func q4KRowSumsRelaxed(x, y *byte, nb, rows int, out *int32)
+
+//go:noescape
+func q6KRowSumsRelaxed(x, y *byte, nb, rows int, out *int32)
+
+//go:noescape
+func sumsQ8_0(ysum *int32, y *byte, nb int)
+
+//go:noescape
+func q4_0RowSumsRelaxed(x, y *byte, ysum *int32, nb, rows int, out *int32)
+
+//go:noescape
+func splitQ8_0Relaxed(dst, y *byte, nb int)
+
+//go:noescape
+func q8_0RowSumsRelaxed(x, yp *byte, nb, rows int, out *int32)
+
+// dotQ4_KRelaxed is dotQ4_KSIMD128 with q4KIntSumsRelaxed.
+func dotQ4_KRelaxed(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*q4_KBytes], act[:nb*q8_KBytes]
+	var sums [2 * q4KChunk]int32
+	var sum float32
+	for c := 0; c < nb; c += q4KChunk {
+		k := min(q4KChunk, nb-c)
+		q4KIntSumsRelaxed(&w[c*q4_KBytes], &act[c*q8_KBytes], k, &sums)
+		sum = scaleQ4_KSums(sum, sums[:k], sums[q4KChunk:q4KChunk+k], w[c*q4_KBytes:], act[c*q8_KBytes:])
+	}
+	return sum
+}
+
+// dotQ6_KRelaxed is dotQ6_KSIMD128 with q6KIntSumsRelaxed.
+func dotQ6_KRelaxed(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*q6_KBytes], act[:nb*q8_KBytes]
+	var sums [q6KChunk]int32
+	var sum float32
+	for c := 0; c < nb; c += q6KChunk {
+		k := min(q6KChunk, nb-c)
+		q6KIntSumsRelaxed(&w[c*q6_KBytes], &act[c*q8_KBytes], k, &sums)
+		sum = scaleQ6_KSums(sum, sums[:k], w[c*q6_KBytes:], act[c*q8_KBytes:])
+	}
+	return sum
+}
+
+func dotNQ4_KRelaxed(n int, w []byte, acts [][]byte, out []float32) {
+	dotEach(dotQ4_KRelaxed, n, w, acts, out)
+}
+
+func dotNQ6_KRelaxed(n int, w []byte, acts [][]byte, out []float32) {
+	dotEach(dotQ6_KRelaxed, n, w, acts, out)
+}
+
+func dotRowsNQ4_KRelaxed(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	eachRow(dotNQ4_KRelaxed, n/qkK*q4_KBytes, n, w, acts, outs, at)
+}
+
+func dotRowsNQ6_KRelaxed(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	eachRow(dotNQ6_KRelaxed, n/qkK*q6_KBytes, n, w, acts, outs, at)
+}
+
+// dotRowsQ4_KRelaxed is the Q4_K DotRows kernel: dotRowsQ4_KSIMD128 with
+// the activation as it is (no prepared copy).
+func dotRowsQ4_KRelaxed(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	rowBytes := nb * q4_KBytes
+	if n > dotRowsMaxCols || nb == 0 {
+		dotRows(dotQ4_KRelaxed, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var sums [2 * dotRowsSums]int32
+	per := dotRowsSums / nb &^ 3
+	r := 0
+	for r+4 <= len(out) {
+		k := min(per, (len(out)-r)&^3)
+		q4KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, k, &sums[0])
+		scaleRowsQ4_K(out[r:r+k], sums[:k*nb], sums[k*nb:2*k*nb], w[r*rowBytes:], act, rowBytes)
+		r += k
+	}
+	for ; r < len(out); r++ {
+		q4KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, 1, &sums[0])
+		out[r] = scaleQ4_KSums(0, sums[:nb], sums[nb:2*nb], w[r*rowBytes:], act)
+	}
+}
+
+// dotRowsQ6_KRelaxed is the Q6_K DotRows kernel, as dotRowsQ4_KRelaxed.
+func dotRowsQ6_KRelaxed(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	rowBytes := nb * q6_KBytes
+	if n > dotRowsMaxCols || nb == 0 {
+		dotRows(dotQ6_KRelaxed, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var sums [dotRowsSums]int32
+	per := dotRowsSums / nb &^ 3
+	r := 0
+	for r+4 <= len(out) {
+		k := min(per, (len(out)-r)&^3)
+		q6KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, k, &sums[0])
+		scaleRowsQ6_K(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes)
+		r += k
+	}
+	for ; r < len(out); r++ {
+		q6KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, 1, &sums[0])
+		out[r] = scaleQ6_KSums(0, sums[:nb], w[r*rowBytes:], act)
+	}
+}
+
+// dotRowsQ4_0Relaxed is the Q4_0 DotRows kernel: the activation's block
+// sums once (for the quants' offset of 8), the rows' integer sums in asm,
+// their float part as dotRowsQ8_0Acts's.
+func dotRowsQ4_0Relaxed(n int, w, act []byte, out []float32) {
+	nb := n / qk
+	rowBytes := nb * q4_0Bytes
+	if n > dotRowsMaxCols || nb == 0 {
+		dotRows(dotQ4_0SIMD128, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
+	var ysum [dotRowsMaxCols / qk]int32
+	sumsQ8_0(&ysum[0], &act[0], nb)
+	var sums [dotRowsQ8_0Sums]int32
+	r := 0
+	for r+4 <= len(out) {
+		k := min(len(sums)/nb&^3, (len(out)-r)&^3)
+		q4_0RowSumsRelaxed(&w[r*rowBytes], &act[0], &ysum[0], nb, k, &sums[0])
+		scaleRows4(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes, q4_0Bytes)
+		r += k
+	}
+	for ; r < len(out); r++ {
+		q4_0RowSumsRelaxed(&w[r*rowBytes], &act[0], &ysum[0], nb, 1, &sums[0])
+		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, q4_0Bytes)
+	}
+}
+
+// dotRowsQ8_0Relaxed is the Q8_0 DotRows kernel: the activation split
+// once (splitQ8_0Relaxed), the rows' integer sums in asm, their float part
+// as dotRowsQ8_0Acts's.
+func dotRowsQ8_0Relaxed(n int, w, act []byte, out []float32) {
+	nb := n / qk
+	rowBytes := nb * q8_0Bytes
+	if n > dotRowsMaxCols || nb == 0 {
+		dotRows(dotQ8_0SIMD128, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
+	var yp [2 * dotRowsMaxCols]byte
+	splitQ8_0Relaxed(&yp[0], &act[0], nb)
+	var sums [dotRowsQ8_0Sums]int32
+	r := 0
+	for r+4 <= len(out) {
+		k := min(len(sums)/nb&^3, (len(out)-r)&^3)
+		q8_0RowSumsRelaxed(&w[r*rowBytes], &yp[0], nb, k, &sums[0])
+		scaleRows4(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes, q8_0Bytes)
+		r += k
+	}
+	for ; r < len(out); r++ {
+		q8_0RowSumsRelaxed(&w[r*rowBytes], &yp[0], nb, 1, &sums[0])
+		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, q8_0Bytes)
+	}
+}
