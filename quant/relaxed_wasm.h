@@ -17,5 +17,10 @@
 // (|2·128·127| < 32768), so no engine's intermediate saturates.
 #define RDOT RELAXED(I32x4RelaxedDotI8x16I7x16AddS)
 
+// RDOT16 is i16x8.relaxed_dot_i8x16_i7x16_s(a, b): lane i is
+// a[2i]·b[2i] + a[2i+1]·b[2i+1], with the same rule for b (and so no
+// saturation).
+#define RDOT16 RELAXED(I16x8RelaxedDotI8x16I7x16S)
+
 // ZERO pushes a zero vector.
 #define ZERO V128Const $0, $0

@@ -40,12 +40,16 @@ test("the patched quant test binary validates (the unpatched one does not) and i
   const raw = join(root, "build", "quant-relaxed.test.raw.wasm"), patched = join(root, "build", "quant-relaxed.test.wasm");
   execFileSync("go", ["test", "-c", "-tags", "relaxedsimd", "-o", raw, "./quant"], { cwd: root, env, stdio: "inherit" });
   execFileSync("go", ["run", "./scripts/relaxpatch", raw, patched], { cwd: root, stdio: "inherit" });
+  // A page of its own: the test binary's runtime may still be called after it exits.
+  const tp = await page.context().newPage();
+  await tp.goto(`${server.url}web/test/relaxed.html`);
+  await tp.waitForFunction(() => window.ready);
   try {
-    const unpatched = await page.evaluate((u) => window.runTest(u, []), `${server.url}build/quant-relaxed.test.raw.wasm`);
+    const unpatched = await tp.evaluate((u) => window.runTest(u, []), `${server.url}build/quant-relaxed.test.raw.wasm`);
     assert.equal(unpatched.valid, false, "Go's encoding of the relaxed ops does not validate");
     const run = ["TestKernelTables", "TestTableTwins", "TestDotTwinsRandom", "TestDotNRandom", "TestDotTwinsManyBlocks",
       "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec"];
-    const r = await page.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
+    const r = await tp.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
     assert.equal(r.valid, true);
     assert.equal(r.code, 0, r.output.slice(-4000));
     assert.match(r.output, /platform tables: SIMD128, relaxed SIMD\n/);
@@ -54,6 +58,7 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.match(r.output, /--- PASS: TestMatVecTwins/);
     assert.doesNotMatch(r.output, /--- (FAIL|SKIP): .*relaxed/);
   } finally {
+    await tp.close();
     rmSync(raw, { force: true });
     rmSync(patched, { force: true });
   }
