@@ -6,11 +6,15 @@ package quant
 // build/worker-relaxed.wasm, for the engines whose WebAssembly.validate
 // accepts relaxed ops; Safari rejects a module with any), where they are
 // laid over the SIMD128 table. Their integer sums (relaxed_wasm.s) are the
-// SIMD128 kernels' exact sums, computed with the relaxed int8 dot; the
-// float parts are the SIMD128 kernels' own, so every kernel gives the bits
-// of its portable twin, as twins_test.go checks (in Chromium: Node 20's
+// SIMD128 kernels' exact sums, computed with the relaxed int8 dot
+// (i16x8.relaxed_dot_i8x16_i7x16_s); the float parts are the SIMD128
+// kernels' own, so every kernel gives the bits of its portable twin, as
+// the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
 // relaxed dot is wrong). The module needs scripts/relaxpatch after linking
-// (relaxed_wasm.h).
+// (relaxed_wasm.h). Q8_0 keeps its SIMD128 kernels: with both operands
+// full int8 the relaxed dot needs two passes, which measured slower. No
+// float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
+// the engine's choice, and the results must be the reference's bits.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one.
 func relaxedTables() []kernelTable {
@@ -18,7 +22,6 @@ func relaxedTables() []kernelTable {
 		name: "relaxed SIMD",
 		formats: []formatKernels{
 			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed}},
-			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
 			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotN: dotNQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed, dotRowsN: dotRowsNQ4_KRelaxed}},
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotN: dotNQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
 		},
@@ -42,12 +45,6 @@ func sumsQ8_0(ysum *int32, y *byte, nb int)
 
 //go:noescape
 func q4_0RowSumsRelaxed(x, y *byte, ysum *int32, nb, rows int, out *int32)
-
-//go:noescape
-func splitQ8_0Relaxed(dst, y *byte, nb int)
-
-//go:noescape
-func q8_0RowSumsRelaxed(x, yp *byte, nb, rows int, out *int32)
 
 // dotQ4_KRelaxed is dotQ4_KSIMD128 with q4KIntSumsRelaxed.
 func dotQ4_KRelaxed(n int, w, act []byte) float32 {
@@ -166,32 +163,5 @@ func dotRowsQ4_0Relaxed(n int, w, act []byte, out []float32) {
 	for ; r < len(out); r++ {
 		q4_0RowSumsRelaxed(&w[r*rowBytes], &act[0], &ysum[0], nb, 1, &sums[0])
 		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, q4_0Bytes)
-	}
-}
-
-// dotRowsQ8_0Relaxed is the Q8_0 DotRows kernel: the activation split
-// once (splitQ8_0Relaxed), the rows' integer sums in asm, their float part
-// as dotRowsQ8_0Acts's.
-func dotRowsQ8_0Relaxed(n int, w, act []byte, out []float32) {
-	nb := n / qk
-	rowBytes := nb * q8_0Bytes
-	if n > dotRowsMaxCols || nb == 0 {
-		dotRows(dotQ8_0SIMD128, n, rowBytes, w, act, out)
-		return
-	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
-	var yp [2 * dotRowsMaxCols]byte
-	splitQ8_0Relaxed(&yp[0], &act[0], nb)
-	var sums [dotRowsQ8_0Sums]int32
-	r := 0
-	for r+4 <= len(out) {
-		k := min(len(sums)/nb&^3, (len(out)-r)&^3)
-		q8_0RowSumsRelaxed(&w[r*rowBytes], &yp[0], nb, k, &sums[0])
-		scaleRows4(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes, q8_0Bytes)
-		r += k
-	}
-	for ; r < len(out); r++ {
-		q8_0RowSumsRelaxed(&w[r*rowBytes], &yp[0], nb, 1, &sums[0])
-		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, q8_0Bytes)
 	}
 }

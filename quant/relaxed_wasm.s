@@ -7,14 +7,17 @@
 // The integer parts of the relaxed-SIMD kernels (relaxed_wasm.go): the
 // SIMD128 kernels' sums (q4_k_wasm.s, q6_k_wasm.s, dotrows_wasm.s, which
 // give the bounds that keep them exact in int32) computed with
-// i32x4.relaxed_dot_i8x16_i7x16_add_s (RDOT), four int8·i7 products a lane
-// and added to the accumulator in one op. The int8 activations, as they
-// are, are always its first operand; the second is kept in 0..127 (see
-// RDOT): the unsigned nibbles of Q4_0 and Q4_K (0..15) and the unsigned
+// i16x8.relaxed_dot_i8x16_i7x16_s (RDOT16: two int8·i7 products a lane,
+// one pmaddubsw on x86), the int16 lanes then widened and scaled at once by
+// i32x4.dot_i16x8_s with the sub-block's scale (or added first while the
+// sum provably fits in int16: at most 2·15·128 a lane for two nibble
+// dots). The int8 activations, as they are, are always its first operand;
+// the second is kept in 0..127 (see RDOT16): the unsigned nibbles of Q4_0
+// and Q4_K (0..15) and the unsigned
 // quants of Q6_K (0..63), whose offsets (8, 32) are taken off with the
-// activations' sums; for Q8_0, whose weights and activations are both full
-// int8, the activation is split once per product into its low 7 bits and
-// its sign bit (y = (y&0x7f) - 128·(y<0)), two dots.
+// activations' sums. (Q8_0, whose weights and activations are both full
+// int8, needs two dots, of y's low 7 bits and of its sign bit: that
+// measured slower than its SIMD128 kernel, and is not here.)
 //
 // register use: R0 weight block, R1 activation block, R2 blocks left,
 // R3 output; in the RowSums kernels R13 rows left, R14 the row's first
@@ -40,11 +43,11 @@
 // R4..R10 the scales and mins (SCALESMINS), V1 the block's Σ scale·q·y,
 // V2, V3 a group's 32 quant bytes, V5 its Σ min·bsum.
 
-// SCALE multiplies the pushed lanes by the scale in byte sh/8 of sreg
-// and adds them to V1.
+// SCALE widens the pushed int16 lanes in pairs, times the scale in byte
+// sh/8 of sreg (i32x4.dot_i16x8_s with it splat), and adds them to V1.
 #define SCALE(sreg, sh) \
-	Get sreg; I64Const $(sh); I64ShrU; I64Const $0xff; I64And; I32WrapI64; I32x4Splat; \
-	I32x4Mul; Get V1; I32x4Add; Set V1
+	Get sreg; I64Const $(sh); I64ShrU; I64Const $0xff; I64And; I32WrapI64; I16x8Splat; \
+	I32x4DotI16x8S; Get V1; I32x4Add; Set V1
 
 // GROUP adds the 64 weights of quant bytes qoff..qoff+31 (the low
 // nibbles a sub-block with the scale in byte sh1/8 of sreg, the high ones
@@ -52,14 +55,14 @@
 #define GROUP(qoff, yoff, sreg, sh1, sh2) \
 	Get R0; I32WrapI64; V128Load $(qoff); Set V2; \
 	Get R0; I32WrapI64; V128Load $(qoff+16); Set V3; \
-	PY(yoff+16); LO(V3); PY(yoff); LO(V2); ZERO; RDOT; RDOT; SCALE(sreg, sh1); \
-	PY(yoff+48); HI(V3); PY(yoff+32); HI(V2); ZERO; RDOT; RDOT; SCALE(sreg, sh2)
+	PY(yoff); LO(V2); RDOT16; PY(yoff+16); LO(V3); RDOT16; I16x8Add; SCALE(sreg, sh1); \
+	PY(yoff+32); HI(V2); RDOT16; PY(yoff+48); HI(V3); RDOT16; I16x8Add; SCALE(sreg, sh2)
 
 // Q4KBLOCK sets V1 to the lanes of the Q4_K block at R0's Σ scale·q·y and
 // V5 to those of its Σ min·bsum, against the Q8_K block at R1.
 #define Q4KBLOCK \
 	SCALESMINS; \
-	ZERO; Set V1; \
+	V128Const $0, $0; Set V1; \
 	GROUP(16, 4, R7, 0, 8); \
 	GROUP(48, 68, R7, 16, 24); \
 	GROUP(80, 132, R8, 0, 8); \
@@ -131,10 +134,11 @@ TEXT ·q4KRowSumsRelaxed(SB), NOSPLIT, $0-40
 // bytes of ql, ql+32 and qh, V7 16 quants (0..63), V8 the scales.
 
 // SUB16 adds the dot of the 16 quants in V7 with the activations at
-// R1+yoff, times the int8 scale at R0+scoff, to V1.
+// R1+yoff (int16 pairs, at most 2·63·128), times the int8 scale at
+// R0+scoff, to V1.
 #define SUB16(yoff, scoff) \
-	PY(yoff); Get V7; ZERO; RDOT; \
-	Get R0; I32WrapI64; I32Load8S $(scoff); I32x4Splat; I32x4Mul; \
+	PY(yoff); Get V7; RDOT16; \
+	Get R0; I32WrapI64; I32Load8S $(scoff); I16x8Splat; I32x4DotI16x8S; \
 	Get V1; I32x4Add; Set V1
 
 // QUARTER adds the four sub-blocks of lanes lo..lo+15 of ql (and hi, qh)
@@ -159,7 +163,7 @@ TEXT ·q4KRowSumsRelaxed(SB), NOSPLIT, $0-40
 // activation's sums of its 16-element sub-blocks (bsums, which
 // quantizeQ8_K writes with its quants).
 #define Q6KBLOCK \
-	ZERO; Set V1; \
+	V128Const $0, $0; Set V1; \
 	QUARTER(0, 32, 128, 4, 192); \
 	QUARTER(16, 48, 144, 20, 193); \
 	QUARTER(64, 96, 160, 132, 200); \
@@ -222,7 +226,7 @@ TEXT ·q6KRowSumsRelaxed(SB), NOSPLIT, $0-40
 	End
 	RET
 
-// ---- Q4_0 and Q8_0 ----
+// ---- Q4_0 ----
 
 // func sumsQ8_0(ysum *int32, y *byte, nb int)
 // sets ysum[b] to the sum of Q8_0 block b's 32 activations.
@@ -263,7 +267,7 @@ TEXT ·q4_0RowSumsRelaxed(SB), NOSPLIT, $0-48
 		Get R14; Set R3
 		Loop
 			Get R0; I32WrapI64; V128Load $2; Set V2
-			PY(18); HI(V2); PY(2); LO(V2); ZERO; RDOT; RDOT; Set V1
+			PY(2); LO(V2); RDOT16; PY(18); HI(V2); RDOT16; I16x8Add; I32x4ExtaddPairwiseI16x8S; Set V1
 			Get R3; I32WrapI64
 			HSUM(V1)
 			Get R12; I32WrapI64; I32Load $0; I32Const $3; I32Shl; I32Sub
@@ -271,69 +275,6 @@ TEXT ·q4_0RowSumsRelaxed(SB), NOSPLIT, $0-48
 			ADD(R0, 18)
 			ADD(R1, 34)
 			ADD(R12, 4)
-			Get R3; Get R15; I64Add; Set R3
-			COUNTDOWN(R2)
-		End
-		NEXTROW
-	End
-	End
-	RET
-
-// func splitQ8_0Relaxed(dst, y *byte, nb int)
-// prepares nb Q8_0 activation blocks for q8_0RowSumsRelaxed, 64 bytes
-// each: the low 7 bits of the 32 activations, then their sign bits (1
-// where negative).
-TEXT ·splitQ8_0Relaxed(SB), NOSPLIT, $0-24
-	I64Load dst+0(FP); Set R0
-	I64Load y+8(FP); Set R1
-	I64Load nb+16(FP); Set R2
-	V128Const $0x7f7f7f7f7f7f7f7f, $0x7f7f7f7f7f7f7f7f
-	Set V0
-	Block
-	Get R2
-	I64Eqz
-	BrIf $0
-	Loop
-		PY(2); Set V1
-		PY(18); Set V2
-		Get R0; I32WrapI64; Get V1; Get V0; V128And; V128Store $0, $0
-		Get R0; I32WrapI64; Get V2; Get V0; V128And; V128Store $0, $16
-		Get R0; I32WrapI64; Get V1; I32Const $7; I8x16ShrU; V128Store $0, $32
-		Get R0; I32WrapI64; Get V2; I32Const $7; I8x16ShrU; V128Store $0, $48
-		ADD(R0, 64)
-		ADD(R1, 34)
-		COUNTDOWN(R2)
-	End
-	End
-	RET
-
-// func q8_0RowSumsRelaxed(x, yp *byte, nb, rows int, out *int32)
-// sets out[rows*j+r] to row r's block j's Σ x·y = Σ x·(y&0x7f) -
-// 128·Σ_{y<0} x, with the activation prepared by splitQ8_0Relaxed (at
-// R11); nb ≥ 1.
-TEXT ·q8_0RowSumsRelaxed(SB), NOSPLIT, $0-40
-	ROWS(out+32(FP), rows+24(FP))
-	Block
-	Get R13
-	I64Eqz
-	BrIf $0
-	Loop
-		I64Load yp+8(FP); Set R11
-		I64Load nb+16(FP); Set R2
-		Get R14; Set R3
-		Loop
-			Get R0; I32WrapI64; V128Load $2; Set V2
-			Get R0; I32WrapI64; V128Load $18; Set V3
-			Get V3; Get R11; I32WrapI64; V128Load $16
-			Get V2; Get R11; I32WrapI64; V128Load $0
-			ZERO; RDOT; RDOT; Set V1
-			Get V3; Get R11; I32WrapI64; V128Load $48
-			Get V2; Get R11; I32WrapI64; V128Load $32
-			ZERO; RDOT; RDOT; I32Const $7; I32x4Shl; Set V4
-			Get V1; Get V4; I32x4Sub; Set V1
-			Get R3; I32WrapI64; HSUM(V1); I32Store $0
-			ADD(R0, 34)
-			ADD(R11, 64)
 			Get R3; Get R15; I64Add; Set R3
 			COUNTDOWN(R2)
 		End
