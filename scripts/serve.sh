@@ -39,7 +39,9 @@ if [ "$exp" = simd ]; then
 fi
 cp "$goroot/lib/wasm/wasm_exec.js" build/wasm_exec.js
 go build -o build/serve ./scripts/serve
-echo "built build/worker.wasm ($(du -h build/worker.wasm | cut -f1)) and build/ui.wasm ($(du -h build/ui.wasm | cut -f1)) with $(go version | cut -d' ' -f3)${exp:+ GOEXPERIMENT=$exp}" >&2
+relaxed=""
+if [ -f build/worker-relaxed.wasm ]; then relaxed=", build/worker-relaxed.wasm ($(du -h build/worker-relaxed.wasm | cut -f1))"; fi
+echo "built build/worker.wasm ($(du -h build/worker.wasm | cut -f1))$relaxed and build/ui.wasm ($(du -h build/ui.wasm | cut -f1)) with $(go version | cut -d' ' -f3)${exp:+ GOEXPERIMENT=$exp}" >&2
 
 if $build_only; then exit 0; fi
 exec build/serve -root . "$@"
