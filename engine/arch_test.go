@@ -18,13 +18,14 @@ import (
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
-// archRef is one line of testdata/arch-refs.jsonl: llama.cpp's greedy
-// continuation of a prompt on a synthetic model of some architecture, with the
+// archRef is one line of testdata/arch-refs.jsonl or format-refs.jsonl:
+// llama.cpp's greedy continuation of a prompt on a synthetic model, with the
 // spec the model is generated from (see scripts/llamaref/README.md).
 type archRef struct {
 	shareddata.Reference
 	Spec   synth.Spec `json:"spec"`
 	SHA256 string     `json:"sha256"`
+	CPU    string     `json:"cpu"` // the CPU llama.cpp ran on; "" where not recorded
 }
 
 // TestArchitecturesMatchLlamaCpp regenerates every synthetic model of
@@ -34,7 +35,7 @@ type archRef struct {
 // with llama.cpp's, token for token. A divergence is accepted only at a step
 // whose llama.cpp top-1/top-2 margin was below 0.01.
 func TestArchitecturesMatchLlamaCpp(t *testing.T) {
-	refs := readArchRefs(t)
+	refs := readSynthRefs(t, "arch-refs.jsonl", 10)
 	dir := t.TempDir()
 	models := map[string]*Model{}
 	matched := map[string][2]int{}
@@ -46,36 +47,17 @@ func TestArchitecturesMatchLlamaCpp(t *testing.T) {
 			models[r.Model] = m
 			order = append(order, r.Model)
 		}
-		if got := m.Tokenizer.Encode(r.Prompt, true); !slices.Equal(got, r.PromptIDs) {
-			t.Errorf("%s %q: prompt tokens %v, llama.cpp %v", r.Model, r.Prompt, got, r.PromptIDs)
-		}
-		s := newSession(t, m, SessionOptions{Threads: 1})
-		var logits []float32
-		var err error
-		for _, id := range r.PromptIDs {
-			if logits, err = s.Forward(id); err != nil {
-				t.Fatal(err)
-			}
-		}
-		full := true
-		for i, want := range r.IDs {
-			got, _ := top2(logits)
-			if got != want {
-				full = false
-				if r.Margins[i] < 0.01 {
-					t.Logf("%s %q: diverged at step %d where llama.cpp's margin is %.4g (accepted)", r.Model, r.Prompt, i, r.Margins[i])
-				} else {
-					t.Errorf("%s %q: step %d: token %d, llama.cpp %d (margin %.4g)", r.Model, r.Prompt, i, got, want, r.Margins[i])
-				}
-				break
-			}
-			if logits, err = s.Forward(want); err != nil {
-				t.Fatal(err)
+		step, got := firstDivergence(t, m, r)
+		if step >= 0 {
+			if r.Margins[step] < 0.01 {
+				t.Logf("%s %q: diverged at step %d where llama.cpp's margin is %.4g (accepted)", r.Model, r.Prompt, step, r.Margins[step])
+			} else {
+				t.Errorf("%s %q: step %d: token %d, llama.cpp %d (margin %.4g)", r.Model, r.Prompt, step, got, r.IDs[step], r.Margins[step])
 			}
 		}
 		n := matched[r.Model]
 		n[1]++
-		if full {
+		if step < 0 {
 			n[0]++
 		}
 		matched[r.Model] = n
@@ -85,16 +67,48 @@ func TestArchitecturesMatchLlamaCpp(t *testing.T) {
 	}
 }
 
-func readArchRefs(t *testing.T) []archRef {
+// firstDivergence checks m's tokens of r's prompt against llama.cpp's, runs
+// the prompt and then llama.cpp's greedy tokens through m (one session, one
+// thread), and returns the first step where m's greedy choice differs from
+// llama.cpp's and m's token there; -1 if every step agrees.
+func firstDivergence(t *testing.T, m *Model, r archRef) (step, got int) {
 	t.Helper()
-	refs := shareddata.ReadJSONL[archRef](t, filepath.Join("testdata", "arch-refs.jsonl"))
-	for _, r := range refs {
-		if len(r.IDs) == 0 || len(r.Margins) != len(r.IDs) {
-			t.Fatalf("%s %q: %d ids, %d margins", r.Model, r.Prompt, len(r.IDs), len(r.Margins))
+	if got := m.Tokenizer.Encode(r.Prompt, true); !slices.Equal(got, r.PromptIDs) {
+		t.Errorf("%s %q: prompt tokens %v, llama.cpp %v", r.Model, r.Prompt, got, r.PromptIDs)
+	}
+	s := newSession(t, m, SessionOptions{Threads: 1})
+	var logits []float32
+	var err error
+	for _, id := range r.PromptIDs {
+		if logits, err = s.Forward(id); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if len(refs) < 10 {
-		t.Fatalf("only %d reference cases", len(refs))
+	for i, want := range r.IDs {
+		if got, _ := top2(logits); got != want {
+			return i, got
+		}
+		if i+1 < len(r.IDs) {
+			if logits, err = s.Forward(want); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return -1, 0
+}
+
+// readSynthRefs reads testdata/name, which must hold at least min cases,
+// each with as many margins as ids.
+func readSynthRefs(t *testing.T, name string, min int) []archRef {
+	t.Helper()
+	refs := shareddata.ReadJSONL[archRef](t, filepath.Join("testdata", name))
+	for _, r := range refs {
+		if len(r.IDs) == 0 || len(r.Margins) != len(r.IDs) {
+			t.Fatalf("%s: %s %q: %d ids, %d margins", name, r.Model, r.Prompt, len(r.IDs), len(r.Margins))
+		}
+	}
+	if len(refs) < min {
+		t.Fatalf("%s: only %d reference cases", name, len(refs))
 	}
 	return refs
 }

@@ -15,6 +15,10 @@ type GenerateOptions struct {
 	MaxTokens int           // tokens to generate at most; <= 0 means until the context is full
 	Sampling  sample.Params // temperature 0 is greedy
 	JSON      bool          // constrain the output to one complete JSON value
+	// Grammar, when set, constrains the output to a sentence of this GBNF grammar (compiled once with
+	// grammar.ParseGBNF, or from a JSON Schema with grammar.FromJSONSchema; each session matches it with
+	// its own matcher). It cannot be combined with JSON.
+	Grammar *grammar.GBNF
 }
 
 // StopReason says why generation ended.
@@ -25,6 +29,7 @@ const (
 	StopMaxTokens StopReason = "max_tokens" // MaxTokens were generated
 	StopContext   StopReason = "context"    // the KV cache is full
 	StopJSON      StopReason = "json"       // the JSON value closed
+	StopGrammar   StopReason = "grammar"    // the output is complete and the grammar allows nothing more
 	StopCaller    StopReason = "stopped"    // the callback asked to stop
 )
 
@@ -49,6 +54,16 @@ var ErrEmptyPrompt = errors.New("empty prompt: at least one token (BOS) is neede
 // JSON output is asked for and no complete JSON value fits in the tokens that
 // may be generated (MaxTokens, or the room left in the context).
 var ErrJSONBudget = errors.New("no complete JSON value fits")
+
+// ErrGrammarBudget is returned (wrapped), before any token is generated, when
+// a grammar is asked for and no complete sentence of it fits in the tokens
+// that may be generated.
+var ErrGrammarBudget = errors.New("no complete output of the grammar fits")
+
+// ErrGrammarStuck is returned (wrapped) when the grammar allows no token of
+// the vocabulary before its output is complete (a character the vocabulary
+// cannot spell). The tokens generated so far have been emitted.
+var ErrGrammarStuck = errors.New("the grammar allows no token of this vocabulary")
 
 // Generate continues from prompt. Cached positions that match a prefix of
 // prompt are reused (at least the last prompt token is always run to get
@@ -103,6 +118,16 @@ func (s *Session) decode(logits []float32, o GenerateOptions, emit Emit, st *Sta
 			return err
 		}
 	}
+	var gm *grammar.Matcher
+	if o.Grammar != nil {
+		if o.JSON {
+			return errors.New("JSON and Grammar cannot both constrain one generation")
+		}
+		gm = s.matcher(o.Grammar)
+		if err := grammarFits(gm, min(maxTokens, s.ctx-len(s.tokens))); err != nil {
+			return err
+		}
+	}
 	for {
 		room := min(maxTokens-st.Generated, s.ctx-len(s.tokens))
 		if room <= 0 {
@@ -115,10 +140,19 @@ func (s *Session) decode(logits []float32, o GenerateOptions, emit Emit, st *Sta
 		if g != nil {
 			g.Mask(&gs, logits, room)
 		}
+		if gm != nil && !gm.Mask(logits, room) {
+			err = fmt.Errorf("%w: after %d tokens, nothing can follow and the output is not complete", ErrGrammarStuck, st.Generated)
+			break
+		}
 		id := sampler.Sample(logits)
 		if g != nil {
 			if err := g.Accept(&gs, id); err != nil {
 				return fmt.Errorf("json grammar: %w", err)
+			}
+		}
+		if gm != nil {
+			if err := gm.Accept(id); err != nil {
+				return fmt.Errorf("grammar: %w", err)
 			}
 		}
 		if tk.IsEOG(id) {
@@ -135,12 +169,40 @@ func (s *Session) decode(logits []float32, o GenerateOptions, emit Emit, st *Sta
 			st.Stop = StopJSON
 			break
 		}
+		if gm != nil && gm.Done() {
+			st.Stop = StopGrammar
+			break
+		}
 		if logits, err = s.Forward(id); err != nil {
 			return err
 		}
 	}
 	if rest := dec.Flush(text[:0]); len(rest) > 0 {
 		emit(-1, rest)
+	}
+	return err
+}
+
+// matcher returns the session's matcher of g at its start, made on first use
+// and kept (with its buffers) while the session generates under g.
+func (s *Session) matcher(g *grammar.GBNF) *grammar.Matcher {
+	if s.gm == nil || s.gm.Grammar() != g {
+		s.gm = grammar.NewMatcher(g, s.m.vocab())
+	} else {
+		s.gm.Reset()
+	}
+	return s.gm
+}
+
+// grammarFits checks that a complete sentence of the grammar can be generated
+// in room tokens.
+func grammarFits(gm *grammar.Matcher, room int) error {
+	c := gm.ClosingCost()
+	switch {
+	case c >= grammar.Unclosable:
+		return fmt.Errorf("%w: this vocabulary has no tokens that spell one", ErrGrammarBudget)
+	case c > room:
+		return fmt.Errorf("%w: the shortest takes %d tokens with this vocabulary, and %d may be generated", ErrGrammarBudget, c, max(room, 0))
 	}
 	return nil
 }
@@ -170,14 +232,22 @@ func commonPrefix(a, b []int) int {
 	return n
 }
 
-// jsonGrammar is the model's JSON grammar, compiled over its vocabulary on
-// first use and shared by every session.
+// jsonGrammar is the model's vocabulary compiled for grammars, and its JSON
+// grammar, made on first use and shared by every session.
 type jsonGrammar struct {
 	once sync.Once
+	v    *grammar.Vocab
 	g    *grammar.Grammar
 }
 
 func (m *Model) jsonGrammar() *grammar.Grammar {
+	m.vocab()
+	return m.grammar.g
+}
+
+// vocab is the model's vocabulary compiled for grammars (GBNF matchers and
+// the JSON automaton share it).
+func (m *Model) vocab() *grammar.Vocab {
 	m.grammar.once.Do(func() {
 		tk := m.Tokenizer
 		pieces := make([][]byte, tk.VocabSize())
@@ -186,7 +256,8 @@ func (m *Model) jsonGrammar() *grammar.Grammar {
 				pieces[id] = tk.Piece(id)
 			}
 		}
-		m.grammar.g = grammar.NewJSON(pieces, tk.EOS())
+		m.grammar.v = grammar.NewVocab(pieces, tk.EOS())
+		m.grammar.g = m.grammar.v.JSON()
 	})
-	return m.grammar.g
+	return m.grammar.v
 }

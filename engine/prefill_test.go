@@ -28,7 +28,7 @@ func TestPrefillMatchesForward(t *testing.T) {
 		sp.Shape.Layers = 1
 		models[sp.Name] = writeSpecModel(t, dir, sp)
 	}
-	for _, r := range readArchRefs(t) {
+	for _, r := range readSynthRefs(t, "arch-refs.jsonl", 10) {
 		if _, ok := models[r.Model]; !ok {
 			models[r.Model] = writeArchModel(t, dir, r)
 		}

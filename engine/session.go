@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/picolm/picolm-wasm/engine/grammar"
 	"github.com/picolm/picolm-wasm/quant"
 )
 
@@ -32,7 +33,8 @@ const DefaultMaxKVBytes = 512 << 20
 // per-token path allocates: every buffer is made here.
 type Session struct {
 	m   *Model
-	ctx int // positions the KV cache holds
+	gm  *grammar.Matcher // the last grammar's matcher (Generate with GenerateOptions.Grammar)
+	ctx int              // positions the KV cache holds
 
 	tokens []int  // the tokens whose keys and values are in the cache; len = position of the next token
 	one    [1]int // Forward's token, a batch of one

@@ -158,7 +158,7 @@ func TestSplitMatchesWhole(t *testing.T) {
 		t.Fatalf("%s: q, k, v in %d and %d groups, want 1 and 2", mixed.Name, len(m.layers[0].qkv), len(m.layers[1].qkv))
 	}
 	paths[mixed.Name] = filepath.Join(dir, mixed.Name+".gguf")
-	for _, r := range readArchRefs(t) {
+	for _, r := range readSynthRefs(t, "arch-refs.jsonl", 10) {
 		if _, ok := paths[r.Model]; !ok {
 			writeArchModel(t, dir, r)
 			paths[r.Model] = filepath.Join(dir, r.Model+".gguf")

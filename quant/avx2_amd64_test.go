@@ -68,7 +68,7 @@ func TestHalvesToFloatsAll(t *testing.T) {
 func TestDotTwinsLongRows(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(12, 12))
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range simdTypes {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -82,7 +82,7 @@ func TestDotTwinsLongRows(t *testing.T) {
 				act := randBlocks(rng, tr.VecDotType, n/at.BlockSize)
 				if iter%3 == 0 { // one special scale somewhere in the row
 					b := rng.IntN(nb)
-					off := map[Type]int{Q4_0: 0, Q8_0: 0, Q4_K: 2 * rng.IntN(2), Q6_K: 208}[typ]
+					off := map[Type]int{Q4_0: 0, Q8_0: 0, Q2_K: 80 + 2*rng.IntN(2), Q3_K: 108, Q4_K: 2 * rng.IntN(2), Q5_K: 2 * rng.IntN(2), Q6_K: 208}[typ]
 					h := specialHalves[rng.IntN(len(specialHalves))]
 					binary.LittleEndian.PutUint16(w[b*tr.TypeSize+off:], h)
 				}

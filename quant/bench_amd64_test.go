@@ -39,7 +39,7 @@ func BenchmarkKernelCPU(b *testing.B) {
 }
 
 func benchKernelCPU(b *testing.B, prefix string, ks kernelSet) {
-	for _, t := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, t := range simdTypes {
 		tr := ks.traits(t)
 		w, act := benchData(b, t)
 		rowBytes := len(w) / benchRows

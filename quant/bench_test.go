@@ -78,7 +78,7 @@ func benchDot(b *testing.B, t Type, dot func(n int, w, act []byte) float32) {
 // weight bytes read per second, so the ratio to BenchmarkDot's MB/s is how
 // many times faster than MaxDotN separate dots a batch is.
 func BenchmarkDotN(b *testing.B) {
-	for _, t := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, t := range simdTypes {
 		tr := TraitsOf(t)
 		b.Run(t.String(), func(b *testing.B) {
 			w, act := benchData(b, t)

@@ -8,10 +8,10 @@ import (
 
 // BenchmarkMatVec measures MatVec (the DotRows kernels where a type has
 // one) against Dot per row, over 256 rows of TinyLlama's row lengths;
-// ns/row is the time per weight row.
+// ns/row is the time per weight row, MB/s weight bytes read per second.
 func BenchmarkMatVec(b *testing.B) {
 	const rows = 256
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range simdTypes {
 		tr := TraitsOf(typ)
 		at := TraitsOf(tr.VecDotType)
 		for _, n := range []int{2048, 5632} {
@@ -22,16 +22,48 @@ func BenchmarkMatVec(b *testing.B) {
 			act := randBlocks(rng, tr.VecDotType, n/at.BlockSize)
 			out := make([]float32, rows)
 			b.Run(fmt.Sprintf("%v/%d/MatVec", typ, n), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
 				for b.Loop() {
 					tr.MatVec(n, w, act, out)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
 			})
 			b.Run(fmt.Sprintf("%v/%d/Dot", typ, n), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
 				for b.Loop() {
 					dotRows(tr.Dot, n, rowBytes, w, act, out)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
+			})
+		}
+	}
+}
+
+// BenchmarkMatMul measures MatMul (the DotRowsN kernels where a type has
+// one) with MaxDotN distinct activations, a prefill batch, over 256 rows of
+// TinyLlama's row lengths; MB/s is weight bytes per second, each byte
+// serving the whole batch, ns/row-activation the time per row and
+// activation.
+func BenchmarkMatMul(b *testing.B) {
+	const rows = 256
+	for _, typ := range simdTypes {
+		tr := TraitsOf(typ)
+		at := TraitsOf(tr.VecDotType)
+		for _, n := range []int{2048, 5632} {
+			rng := rand.New(rand.NewPCG(uint64(n), uint64(typ)))
+			w := randBlocks(rng, typ, n/tr.BlockSize*rows)
+			acts := make([][]byte, MaxDotN)
+			outs := make([][]float32, MaxDotN)
+			for i := range acts {
+				acts[i] = randBlocks(rng, tr.VecDotType, n/at.BlockSize)
+				outs[i] = make([]float32, rows)
+			}
+			b.Run(fmt.Sprintf("%v/%d", typ, n), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					tr.MatMul(n, w, acts, outs, 0)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(rows*MaxDotN), "ns/row-activation")
 			})
 		}
 	}
@@ -45,7 +77,7 @@ func BenchmarkMatVec(b *testing.B) {
 // (and per activation for MatMul).
 func BenchmarkKernelSets(b *testing.B) {
 	const rows = 1024
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range simdTypes {
 		for _, n := range []int{2048, 5632} {
 			rng := rand.New(rand.NewPCG(uint64(n), uint64(typ)))
 			p := TraitsOf(typ)

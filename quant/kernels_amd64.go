@@ -5,7 +5,8 @@ package quant
 import "simd/archsimd"
 
 // The amd64 kernels (GOEXPERIMENT=simd: simd/archsimd and the hand-written
-// *_amd64.s files): the AVX2 table, and over it on CPUs with AVX512-VNNI
+// *_amd64.s files): the AVX2 table, the AVX2+FMA table of the K-quants
+// that sum in ggml's x86 order (kx86.go), and over them on CPUs with AVX512-VNNI
 // (archsimd reports it only with AVX2 and AVX-512 F, CD, BW, DQ and VL, whose
 // 256-bit EVEX forms the VNNI rows use) the VNNI DotRowsN kernels.
 func platformTables() []kernelTable {
@@ -19,6 +20,15 @@ func platformTables() []kernelTable {
 			{Q6_K, kernels{dot: dotQ6_KAVX2, dotN: dotNQ6_KAVX2, dotRows: dotRowsQ6_KAVX2, dotRowsN: dotRowsNQ6_KAVX2}},
 		},
 		simdVec: true,
+	}, {
+		// the x86-order K-quant kernels accumulate with VFMADD, as ggml's do
+		name: "AVX2+FMA",
+		cpu:  func() bool { return archsimd.X86.AVX2() && archsimd.X86.FMA() },
+		formats: []formatKernels{
+			{Q2_K, kernels{dot: dotQ2_KAVX2, dotN: dotNQ2_KAVX2, dotRows: dotRowsQ2_KAVX2, dotRowsN: dotRowsNQ2_KAVX2}},
+			{Q3_K, kernels{dot: dotQ3_KAVX2, dotN: dotNQ3_KAVX2, dotRows: dotRowsQ3_KAVX2, dotRowsN: dotRowsNQ3_KAVX2}},
+			{Q5_K, kernels{dot: dotQ5_KAVX2, dotN: dotNQ5_KAVX2, dotRows: dotRowsQ5_KAVX2, dotRowsN: dotRowsNQ5_KAVX2}},
+		},
 	}, {
 		name: "AVX512-VNNI",
 		cpu:  archsimd.X86.AVX512VNNI,

@@ -32,34 +32,32 @@ func dequantizeQ2_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ2_KRef is ggml_vec_dot_q2_K_q8_K: the mins are applied through the
-// activation's bsums, the scales per 16-weight sub-block.
+// dotQ2_KRef is ggml_vec_dot_q2_K_q8_K in the order of ggml's x86 AVX2
+// kernel (kx86.go), the one llama.cpp runs Q2_K with on x86 without
+// AVX-512 (with it, llama.cpp repacks Q2_K for its gemv kernel): per
+// block, lane k first gets its min term fma(dmin, float32(min_2k·bsum_2k +
+// min_2k+1·bsum_2k+1), acc[k]), dmin = -dy·dmin, then its scale term
+// fma(d, float32(sumi[k]), acc[k]), d = dy·d, where sumi[k] holds
+// scale·q·y over the weights 4k..4k+3 of every 32 consecutive ones.
 func dotQ2_KRef(n int, w, act []byte) float32 {
-	var sum float32
+	var acc [kLanes]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*q2_KBytes : (b+1)*q2_KBytes]
 		scales, qs := x[:16], x[16:80]
 		yd, q8, bsums := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var summs int32
+		var summs, sumi [kLanes]int32
 		for j := range 16 {
-			summs += bsum(bsums, j) * int32(scales[j]>>4)
+			summs[j/2] += bsum(bsums, j) * int32(scales[j]>>4)
 		}
-		var isum int32
-		for h := range 2 {
-			for s := range 4 {
-				for half := range 2 {
-					var sub int32
-					for l := 16 * half; l < 16*half+16; l++ {
-						sub += int32(int8(q8[128*h+32*s+l])) * int32(qs[32*h+l]>>(2*s)&3)
-					}
-					isum += int32(scales[8*h+2*s+half]&0xf) * sub
-				}
-			}
+		for i := range qkK {
+			h, s, l := i/128, i%128/32, i%32
+			q := int32(qs[32*h+l] >> (2 * s) & 3)
+			sumi[l/4] += int32(scales[i/16]&0xf) * q * int32(int8(q8[i]))
 		}
-		dall, dmin := yd*fp16At(x[80:]), yd*fp16At(x[82:])
-		sum += float32(dall*float32(isum)) - float32(dmin*float32(summs))
+		accumulateX86(&acc, -yd*fp16At(x[82:]), &summs)
+		accumulateX86(&acc, yd*fp16At(x[80:]), &sumi)
 	}
-	return sum
+	return hsumX86(&acc)
 }
 
 // quantizeQ2_K is ggml's quantize_row_q2_K_ref.
@@ -122,41 +120,41 @@ func quantizeQ2_K(dst []byte, src []float32) {
 	}
 }
 
-// dotQ2_K computes the same as dotQ2_KRef (bit for bit), walking the block
-// in storage order: each qs byte holds the quants of four sub-blocks.
-func dotQ2_K(n int, w, act []byte) float32 {
+// dotQ2_KGo, the portable kernel, computes the same as dotQ2_KRef (bit
+// for bit), walking the block in storage order: each qs byte holds the
+// quants of four sub-blocks, at the same position l of each 32 weights
+// (lane l/4).
+func dotQ2_KGo(n int, w, act []byte) float32 {
 	nb := n / qkK
 	w, act = w[:nb*q2_KBytes], act[:nb*q8_KBytes]
-	var sum float32
+	var acc [kLanes]float32
 	for b := range nb {
 		x := (*[q2_KBytes]byte)(w[b*q2_KBytes:])
 		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
 		yd, _, bsums := q8KBlock(yb[:])
 		scales := (*[16]byte)(x[:])
-		var summs int32
-		for j := range 16 {
-			summs += bsum(bsums, j) * int32(scales[j]>>4)
+		var summs, sumi [kLanes]int32
+		for k := range summs {
+			summs[k] = bsum(bsums, 2*k)*int32(scales[2*k]>>4) + bsum(bsums, 2*k+1)*int32(scales[2*k+1]>>4)
 		}
-		var isum int32
 		for h := range 2 {
 			y := (*[128]byte)(yb[4+128*h:])
-			for half := range 2 {
-				qs := (*[16]byte)(x[16+32*h+16*half:])
-				yh := (*[112]byte)(y[16*half:])
+			qs := (*[32]byte)(x[16+32*h:])
+			for k := range kLanes {
 				var s0, s1, s2, s3 int32
-				for l := range 16 {
+				for l := 4 * k; l < 4*k+4; l++ {
 					q := qs[l]
-					s0 += int32(q&3) * int32(int8(yh[l]))
-					s1 += int32(q>>2&3) * int32(int8(yh[l+32]))
-					s2 += int32(q>>4&3) * int32(int8(yh[l+64]))
-					s3 += int32(q>>6) * int32(int8(yh[l+96]))
+					s0 += int32(q&3) * int32(int8(y[l]))
+					s1 += int32(q>>2&3) * int32(int8(y[l+32]))
+					s2 += int32(q>>4&3) * int32(int8(y[l+64]))
+					s3 += int32(q>>6) * int32(int8(y[l+96]))
 				}
-				sc := scales[8*h+half:]
-				isum += int32(sc[0]&0xf)*s0 + int32(sc[2]&0xf)*s1 + int32(sc[4]&0xf)*s2 + int32(sc[6]&0xf)*s3
+				sc := scales[8*h+k/4:]
+				sumi[k] += int32(sc[0]&0xf)*s0 + int32(sc[2]&0xf)*s1 + int32(sc[4]&0xf)*s2 + int32(sc[6]&0xf)*s3
 			}
 		}
-		dall, dmin := yd*fp16At(x[80:]), yd*fp16At(x[82:])
-		sum += float32(dall*float32(isum)) - float32(dmin*float32(summs))
+		accumulateX86(&acc, -yd*fp16At(x[82:]), &summs)
+		accumulateX86(&acc, yd*fp16At(x[80:]), &sumi)
 	}
-	return sum
+	return hsumX86(&acc)
 }

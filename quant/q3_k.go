@@ -1,10 +1,5 @@
 package quant
 
-import (
-	"encoding/binary"
-	"math"
-)
-
 // Q3_K: super-blocks of 256 weights, 110 bytes, 3.4375 bits per weight.
 // 16 sub-blocks of 16 weights, each with a 6-bit signed scale.
 //
@@ -56,24 +51,24 @@ func dequantizeQ3_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ3_KRef is ggml_vec_dot_q3_K_q8_K.
+// dotQ3_KRef is ggml_vec_dot_q3_K_q8_K in the order of ggml's x86 AVX2
+// kernel (kx86.go), the one llama.cpp runs Q3_K with on x86: lane k of a
+// block's integer sums holds scale·q·y over the weights 4k..4k+3 of every
+// 32 consecutive ones; the lanes are accumulated with one FMA each per
+// block, d = dy·d.
 func dotQ3_KRef(n int, w, act []byte) float32 {
-	var sum float32
+	var acc [kLanes]float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*q3_KBytes : (b+1)*q3_KBytes]
 		hmask, qs, scales := x[:32], x[32:96], x[96:108]
 		yd, q8, _ := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var isum int32
-		for j := range 16 {
-			var sub int32
-			for i := 16 * j; i < 16*j+16; i++ {
-				sub += int32(int8(q8[i])) * q3KQuant(hmask, qs, i)
-			}
-			isum += q3KScale(scales, j) * sub
+		var sumi [kLanes]int32
+		for i := range qkK {
+			sumi[i%32/4] += q3KScale(scales, i/16) * q3KQuant(hmask, qs, i) * int32(int8(q8[i]))
 		}
-		sum += fp16At(x[108:]) * yd * float32(isum)
+		accumulateX86(&acc, yd*fp16At(x[108:]), &sumi)
 	}
-	return sum
+	return hsumX86(&acc)
 }
 
 // quantizeQ3_K is ggml's quantize_row_q3_K_ref.
@@ -133,40 +128,40 @@ func quantizeQ3_K(dst []byte, src []float32) {
 	}
 }
 
-// dotQ3_K computes the same as dotQ3_KRef (bit for bit), walking the block
-// in storage order: qs[32*h + l] and hmask[l] give the quants
-// 128*h + 32*k + l for k < 4.
-func dotQ3_K(n int, w, act []byte) float32 {
+// dotQ3_KGo, the portable kernel, computes the same as dotQ3_KRef (bit
+// for bit), walking the block in storage order: qs[32*h + l] and hmask[l]
+// give the quants 128*h + 32*s + l for s < 4, which go to lane l/4.
+func dotQ3_KGo(n int, w, act []byte) float32 {
 	nb := n / qkK
 	w, act = w[:nb*q3_KBytes], act[:nb*q8_KBytes]
-	var sum float32
+	var acc [kLanes]float32
 	var scales [16]int32
 	for b := range nb {
 		x := (*[q3_KBytes]byte)(w[b*q3_KBytes:])
 		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
-		yd := math.Float32frombits(binary.LittleEndian.Uint32(yb[:]))
+		yd := f32At(yb[:])
 		hmask := (*[32]byte)(x[:])
 		for j := range scales {
 			scales[j] = q3KScale(x[96:108], j)
 		}
-		var isum int32
+		var sumi [kLanes]int32
 		for h := range 2 {
 			y := (*[128]byte)(yb[4+128*h:])
 			qs := (*[32]byte)(x[32+32*h:])
-			for half := range 2 {
+			for k := range kLanes {
 				var s0, s1, s2, s3 int32
-				for l := 16 * half; l < 16*half+16; l++ {
+				for l := 4 * k; l < 4*k+4; l++ {
 					q, hm := qs[l], hmask[l]>>(4*h)
 					s0 += (int32(q&3) - 4 + 4*int32(hm&1)) * int32(int8(y[l]))
 					s1 += (int32(q>>2&3) - 4 + 4*int32(hm>>1&1)) * int32(int8(y[l+32]))
 					s2 += (int32(q>>4&3) - 4 + 4*int32(hm>>2&1)) * int32(int8(y[l+64]))
 					s3 += (int32(q>>6) - 4 + 4*int32(hm>>3&1)) * int32(int8(y[l+96]))
 				}
-				sc := scales[8*h+half:]
-				isum += sc[0]*s0 + sc[2]*s1 + sc[4]*s2 + sc[6]*s3
+				sc := scales[8*h+k/4:]
+				sumi[k] += sc[0]*s0 + sc[2]*s1 + sc[4]*s2 + sc[6]*s3
 			}
 		}
-		sum += fp16At(x[108:]) * yd * float32(isum)
+		accumulateX86(&acc, yd*fp16At(x[108:]), &sumi)
 	}
-	return sum
+	return hsumX86(&acc)
 }

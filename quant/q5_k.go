@@ -36,31 +36,34 @@ func dequantizeQ5_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ5_KRef is ggml_vec_dot_q5_K_q8_K.
+// dotQ5_KRef is ggml_vec_dot_q5_K_q8_K in the order of ggml's x86 AVX2
+// kernel (kx86.go), the one llama.cpp runs Q5_K with on x86: lane k of a
+// block's integer sums holds, for each sub-block s, scale_s·Σ q·y over
+// its weights 4k..4k+3; the lanes are accumulated with one FMA each per
+// block, d = dy·d, and the mins in a scalar FMA chain, dmin = -dy·dmin.
 func dotQ5_KRef(n int, w, act []byte) float32 {
-	var sum float32
+	var acc [kLanes]float32
+	var summs float32
 	for b := 0; b < n/qkK; b++ {
 		x := w[b*q5_KBytes : (b+1)*q5_KBytes]
 		scales, qh, qs := x[4:16], x[16:48], x[48:176]
 		yd, q8, bsums := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var isum, summ int32
+		var sumi [kLanes]int32
+		var summ int32
 		for g := range 4 {
 			sc1, m1 := scaleMinK4(2*g, scales)
 			sc2, m2 := scaleMinK4(2*g+1, scales)
-			var s1, s2 int32
 			for l, q := range qs[32*g : 32*g+32] {
 				q1 := q&0xf | (qh[l]>>(2*g)&1)<<4
 				q2 := q>>4 | (qh[l]>>(2*g+1)&1)<<4
-				s1 += int32(q1) * int32(int8(q8[64*g+l]))
-				s2 += int32(q2) * int32(int8(q8[64*g+32+l]))
+				sumi[l/4] += int32(sc1)*int32(q1)*int32(int8(q8[64*g+l])) + int32(sc2)*int32(q2)*int32(int8(q8[64*g+32+l]))
 			}
-			isum += int32(sc1)*s1 + int32(sc2)*s2
 			summ += int32(m1)*(bsum(bsums, 4*g)+bsum(bsums, 4*g+1)) + int32(m2)*(bsum(bsums, 4*g+2)+bsum(bsums, 4*g+3))
 		}
-		d, dmin := fp16At(x)*yd, fp16At(x[2:])*yd
-		sum += float32(d*float32(isum)) - float32(dmin*float32(summ))
+		accumulateX86(&acc, yd*fp16At(x), &sumi)
+		summs = fmaf(-yd*fp16At(x[2:]), float32(summ), summs)
 	}
-	return sum
+	return hsumX86(&acc) + summs
 }
 
 // quantizeQ5_K is ggml's quantize_row_q5_K_ref.
@@ -81,36 +84,41 @@ func quantizeQ5_K(dst []byte, src []float32) {
 	}
 }
 
-// dotQ5_K computes the same as dotQ5_KRef (bit for bit) with array-typed
-// views so the inner loops have no bounds checks.
-func dotQ5_K(n int, w, act []byte) float32 {
+// dotQ5_KGo, the portable kernel, computes the same as dotQ5_KRef (bit
+// for bit) with array-typed views so the inner loops have no bounds
+// checks.
+func dotQ5_KGo(n int, w, act []byte) float32 {
 	nb := n / qkK
 	w, act = w[:nb*q5_KBytes], act[:nb*q8_KBytes]
-	var sum float32
+	var acc [kLanes]float32
+	var summs float32
 	for b := range nb {
 		x := (*[q5_KBytes]byte)(w[b*q5_KBytes:])
 		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
 		yd, _, bsums := q8KBlock(yb[:])
 		scales := x[4:16]
 		qh := (*[32]byte)(x[16:])
-		var isum, summ int32
+		var sumi [kLanes]int32
+		var summ int32
 		for g := range 4 {
 			qs := (*[32]byte)(x[48+32*g:])
 			ylo := (*[32]byte)(yb[4+64*g:])
 			yhi := (*[32]byte)(yb[4+64*g+32:])
-			var s1, s2 int32
-			for l := range 32 {
-				h := qh[l] >> (2 * g)
-				s1 += int32(qs[l]&0xf|(h&1)<<4) * int32(int8(ylo[l]))
-				s2 += int32(qs[l]>>4|(h>>1&1)<<4) * int32(int8(yhi[l]))
-			}
 			sc1, m1 := scaleMinK4(2*g, scales)
 			sc2, m2 := scaleMinK4(2*g+1, scales)
-			isum += int32(sc1)*s1 + int32(sc2)*s2
+			for k := range kLanes {
+				var s1, s2 int32
+				for l := 4 * k; l < 4*k+4; l++ {
+					h := qh[l] >> (2 * g)
+					s1 += int32(qs[l]&0xf|(h&1)<<4) * int32(int8(ylo[l]))
+					s2 += int32(qs[l]>>4|(h>>1&1)<<4) * int32(int8(yhi[l]))
+				}
+				sumi[k] += int32(sc1)*s1 + int32(sc2)*s2
+			}
 			summ += int32(m1)*(bsum(bsums, 4*g)+bsum(bsums, 4*g+1)) + int32(m2)*(bsum(bsums, 4*g+2)+bsum(bsums, 4*g+3))
 		}
-		d, dmin := fp16At(x[:])*yd, fp16At(x[2:])*yd
-		sum += float32(d*float32(isum)) - float32(dmin*float32(summ))
+		accumulateX86(&acc, yd*fp16At(x[:]), &sumi)
+		summs = fmaf(-yd*fp16At(x[2:]), float32(summ), summs)
 	}
-	return sum
+	return hsumX86(&acc) + summs
 }

@@ -10,7 +10,8 @@
 // per matrix-vector product to the weight type's VecDotType (Q8_0, Q8_1 or
 // Q8_K for the quantised formats), and the kernels are integer dot products
 // over the quantised values, scaled per block exactly as ggml's generic C
-// kernels do.
+// kernels do, or, for Q2_K, Q3_K and Q5_K, as ggml's x86 SIMD kernels do
+// (kx86.go), the ones llama.cpp runs them with.
 //
 // The package also holds the other kernels of the engine's hot loops, over
 // float32 vectors (DotF16, AxpyF16, ExpShift, SwiGLU, RoundFP16) and the

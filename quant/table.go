@@ -4,8 +4,9 @@ package quant
 // platform tables that replace some of them on the CPUs that run them.
 //
 // The kernels of a format on one platform have distinct names: dotQ4_KRef
-// is the readable reference (ggml's generic C, the definition every other
-// kernel must equal bit for bit), dotQ4_KGo the portable kernel (always
+// is the readable reference (ggml's generic C, or for Q2_K, Q3_K and Q5_K
+// the float order of ggml's x86 kernels, kx86.go; the definition every
+// other kernel must equal bit for bit), dotQ4_KGo the portable kernel (always
 // compiled: the fallback on every platform), dotQ4_KSIMD128 the wasm SIMD128
 // one (kernels_wasm.go), dotQ4_KAVX2 and dotRowsNQ4_KVNNI the amd64 ones
 // (kernels_amd64.go). A kernel with no twins has no suffix. Which kernels
@@ -31,10 +32,10 @@ var formats = [...]Traits{
 	Q8_0: {Name: "Q8_0", BlockSize: qk, TypeSize: q8_0Bytes, VecDotType: Q8_0, kernels: kernels{dequantize: dequantizeQ8_0, fromFloat: quantizeQ8_0Ref, dot: dotQ8_0Go}},
 	Q8_1: {Name: "Q8_1", BlockSize: qk, TypeSize: q8_1Bytes, VecDotType: Q8_1, kernels: kernels{fromFloat: quantizeQ8_1}},
 
-	Q2_K: {Name: "Q2_K", BlockSize: qkK, TypeSize: q2_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ2_K, fromFloat: quantizeQ2_K, dot: dotQ2_K}},
-	Q3_K: {Name: "Q3_K", BlockSize: qkK, TypeSize: q3_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ3_K, fromFloat: quantizeQ3_K, dot: dotQ3_K}},
+	Q2_K: {Name: "Q2_K", BlockSize: qkK, TypeSize: q2_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ2_K, fromFloat: quantizeQ2_K, dot: dotQ2_KGo}},
+	Q3_K: {Name: "Q3_K", BlockSize: qkK, TypeSize: q3_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ3_K, fromFloat: quantizeQ3_K, dot: dotQ3_KGo}},
 	Q4_K: {Name: "Q4_K", BlockSize: qkK, TypeSize: q4_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ4_K, fromFloat: quantizeQ4_K, dot: dotQ4_KGo}},
-	Q5_K: {Name: "Q5_K", BlockSize: qkK, TypeSize: q5_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ5_K, fromFloat: quantizeQ5_K, dot: dotQ5_K}},
+	Q5_K: {Name: "Q5_K", BlockSize: qkK, TypeSize: q5_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ5_K, fromFloat: quantizeQ5_K, dot: dotQ5_KGo}},
 	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ6_K, fromFloat: quantizeQ6_K, dot: dotQ6_KGo}},
 	Q8_K: {Name: "Q8_K", BlockSize: qkK, TypeSize: q8_KBytes, VecDotType: Q8_K, kernels: kernels{fromFloat: quantizeQ8_KRef}},
 

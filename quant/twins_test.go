@@ -16,6 +16,10 @@ import (
 // `GOOS=js GOARCH=wasm GOEXPERIMENT=simd go test`: SIMD128). The integer
 // dots and the quantizers are exact, so the results must be bit-identical.
 
+// simdTypes are the types with platform dot kernels (on some platform;
+// in a build without them their kernels are the portable ones).
+var simdTypes = []Type{Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
+
 // randFP16 stores a random finite fp16 scale at b[0:2].
 func randFP16(rng *rand.Rand, b []byte) {
 	putFP16(b, float32(rng.NormFloat64()*math.Pow(2, float64(rng.IntN(20)-14))))
@@ -33,9 +37,14 @@ func randBlocks(rng *rand.Rand, typ Type, nb int) []byte {
 		switch typ {
 		case Q4_0, Q8_0:
 			randFP16(rng, blk)
-		case Q4_K:
+		case Q4_K, Q5_K:
 			randFP16(rng, blk)
 			randFP16(rng, blk[2:])
+		case Q2_K:
+			randFP16(rng, blk[80:])
+			randFP16(rng, blk[82:])
+		case Q3_K:
+			randFP16(rng, blk[108:])
 		case Q6_K:
 			randFP16(rng, blk[208:])
 		case Q8_K:
@@ -55,7 +64,7 @@ func randBlocks(rng *rand.Rand, typ Type, nb int) []byte {
 func TestDotTwinsRandom(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(7, 7))
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range simdTypes {
 			tr := ks.traits(typ)
 			ref := refDots[typ]
 			for iter := range 300 {
@@ -200,7 +209,7 @@ func TestF16DotWidenAll(t *testing.T) {
 func TestDotNRandom(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(10, 10))
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range simdTypes {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -255,7 +264,7 @@ func TestScalesMinsK4(t *testing.T) {
 func TestDotTwinsManyBlocks(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(12, 12))
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range simdTypes {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -290,7 +299,7 @@ func TestDotTwinsManyBlocks(t *testing.T) {
 func TestDotScalesAllFP16(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(13, 13))
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range simdTypes {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -298,7 +307,7 @@ func TestDotScalesAllFP16(t *testing.T) {
 			n := nb * tr.BlockSize
 			w := randBlocks(rng, typ, nb)
 			act := randBlocks(rng, tr.VecDotType, n/at.BlockSize)
-			off := map[Type][]int{Q4_0: {0}, Q8_0: {0}, Q4_K: {0, 2}, Q6_K: {208}}[typ]
+			off := map[Type][]int{Q4_0: {0}, Q8_0: {0}, Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208}}[typ]
 			out := make([]float32, 1)
 			for h := range 1 << 16 {
 				b := h % nb
@@ -328,7 +337,7 @@ func TestDotScalesAllFP16(t *testing.T) {
 func TestMatVecTwins(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(21, 21))
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range simdTypes {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]

@@ -1,5 +1,11 @@
-// Package grammar constrains generation to JSON (RFC 8259): a pushdown automaton over bytes decides, token
-// by token, which tokens of the vocabulary may come next.
+// Package grammar constrains generation: token by token, it decides which tokens of the vocabulary may
+// come next. Two engines walk the same vocabulary trie (Vocab, trie.go): the JSON pushdown automaton of
+// this file and pda.go (JSON mode), and GBNF grammars (gbnf.go: llama.cpp's syntax, compiled once;
+// matcher.go: a Matcher per generation; jsonschema.go: JSON Schema to GBNF). JSON mode keeps the automaton:
+// BenchmarkMaskJSONModes measures it against the same language as GBNF, and TestJSONGrammarAgreesWithPDA
+// holds the two to the same documents and masks.
+//
+// The JSON automaton constrains generation to JSON (RFC 8259): a pushdown automaton over bytes.
 //
 // What is accepted: one JSON value (RFC 8259) with the full grammar: objects, arrays, strings with every
 // escape including \uXXXX, numbers -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, true, false, null and
@@ -29,12 +35,10 @@
 package grammar
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"unicode/utf8"
 )
 
@@ -49,57 +53,20 @@ const infCost = Unclosable
 // Grammar is the JSON grammar compiled for one vocabulary. It is read-only after NewJSON and safe for
 // concurrent use; each generation keeps its own State.
 type Grammar struct {
-	vocab    int
-	eos      int      // end-of-generation token id, -1 if none
-	pieces   [][]byte // pieces[id]
-	perm     []int32  // token ids sorted by their bytes (then id); empty pieces and eos excluded
-	controls []int32  // tokens with empty pieces (never allowed), eos excluded
-	nodes    []node
-	edgeByte []byte  // edgeByte[e]: the byte on edge e
-	edgeNode []int32 // edgeNode[e]: the child it leads to
-	single   [256]bool
+	*trie
 	// The closing costs of the two start modes: the fewest tokens of a whole value (startCost) and of a
 	// whole object or array (objCost), each first token followed by single-byte tokens; infCost if none.
 	startCost, objCost int
 }
 
-// node is a trie node: the tokens whose bytes start with the node's prefix are perm[lo:hi]; those equal
-// to the prefix are perm[lo:own]. Its children are edges [edge, edge+nedge).
-type node struct {
-	lo, own, hi int32
-	edge, nedge int32
-	plain       bool // every token below, past this prefix, is plain string text
-}
-
 // NewJSON compiles the JSON grammar for a vocabulary: pieces[id] is the bytes token id emits (empty for
 // control tokens, which are never allowed) and eos the end-of-generation token (allowed only once the
 // top-level value is complete; pass -1 if there is none). pieces is retained, not copied.
-func NewJSON(pieces [][]byte, eos int) *Grammar {
-	if eos < 0 || eos >= len(pieces) {
-		eos = -1
-	}
-	g := &Grammar{vocab: len(pieces), eos: eos, pieces: pieces}
-	for id, p := range pieces {
-		switch {
-		case id == eos:
-		case len(p) == 0:
-			g.controls = append(g.controls, int32(id))
-		default:
-			g.perm = append(g.perm, int32(id))
-			if len(p) == 1 {
-				g.single[p[0]] = true
-			}
-		}
-	}
-	slices.SortFunc(g.perm, func(a, b int32) int {
-		if c := bytes.Compare(pieces[a], pieces[b]); c != 0 {
-			return c
-		}
-		return int(a - b)
-	})
-	g.nodes = append(g.nodes, node{})
-	var groups []int32 // scratch: [lo, hi) pairs of the children being built, as a stack
-	g.build(0, 0, int32(len(g.perm)), 0, &groups)
+func NewJSON(pieces [][]byte, eos int) *Grammar { return NewVocab(pieces, eos).JSON() }
+
+// JSON compiles the JSON grammar over v (sharing its trie).
+func (v *Vocab) JSON() *Grammar {
+	g := &Grammar{trie: v.t}
 	// The start's costs: one token, then what is left after it. Whitespace first never makes it cheaper
 	// (the states are counted at the whitespace cap, so the first token is one allowed after any run).
 	g.startCost = g.firstTokenCost(State{mode: mStart, ws: MaxWhitespace})
@@ -114,43 +81,6 @@ func (g *Grammar) firstTokenCost(st State) int {
 		return infCost
 	}
 	return 1 + c
-}
-
-// build fills node n for the tokens perm[lo:hi], which share their first depth bytes.
-func (g *Grammar) build(n, lo, hi int32, depth int, groups *[]int32) {
-	own := lo
-	for own < hi && len(g.pieces[g.perm[own]]) == depth {
-		own++
-	}
-	// Group the rest by their byte at depth; reserve the edges contiguously, then build the children.
-	first := int32(len(g.edgeByte))
-	base := len(*groups)
-	for i := own; i < hi; {
-		c := g.pieces[g.perm[i]][depth]
-		j := i + 1
-		for j < hi && g.pieces[g.perm[j]][depth] == c {
-			j++
-		}
-		*groups = append(*groups, i, j)
-		g.edgeByte = append(g.edgeByte, c)
-		g.edgeNode = append(g.edgeNode, int32(len(g.nodes)))
-		g.nodes = append(g.nodes, node{})
-		i = j
-	}
-	nedge := int32(len(*groups)-base) / 2
-	plain := true
-	for _, id := range g.perm[own:hi] {
-		if !plainText(g.pieces[id][depth:]) {
-			plain = false
-			break
-		}
-	}
-	g.nodes[n] = node{lo: lo, own: own, hi: hi, edge: first, nedge: nedge, plain: plain}
-	for k := range nedge {
-		gl, gh := (*groups)[base+2*int(k)], (*groups)[base+2*int(k)+1]
-		g.build(g.edgeNode[first+k], gl, gh, depth+1, groups)
-	}
-	*groups = (*groups)[:base]
 }
 
 // plainText reports whether b, inside a string, leaves the automaton's state unchanged: complete UTF-8
@@ -317,13 +247,6 @@ func (g *Grammar) Mask(st *State, logits []float32, remaining int) {
 		limit = g.minCost(0, s)
 	}
 	g.walk(0, s, logits, limit)
-}
-
-func (g *Grammar) maskRange(lo, hi int32, logits []float32) {
-	ninf := float32(math.Inf(-1))
-	for _, id := range g.perm[lo:hi] {
-		logits[id] = ninf
-	}
 }
 
 // walk masks the tokens of node n's subtree, st being the state after the node's prefix.

@@ -1,11 +1,12 @@
 //go:build !wasm
 
 // Command bench measures picolm against llama.cpp (node-llama-cpp) and wllama
-// on TinyLlama-1.1B-shaped random-weight models. It is a program, never a
-// timed test:
+// on TinyLlama-1.1B-shaped random-weight models, and quant's kernels on every
+// format. It is a program, never a timed test:
 //
 //	go run ./scripts/bench                      # everything, writes bench/RESULTS.md
 //	go run ./scripts/bench -types Q4_K_M -gen 32 -only native-1,wasip1-node,llamacpp-1
+//	go run ./scripts/bench -only kernels -kernel-types Q4_K,Q5_K -out ''
 //
 // It generates the models with scripts/synth (cached in -cache between runs),
 // builds the native CLI, the wasip1 CLI and the browser runtime with
@@ -21,10 +22,16 @@
 //	                        (either with @relaxed or @simd128: that engine build, not picolm.js's choice)
 //	llamacpp-1, llamacpp-2  node-llama-cpp, CPU only
 //	wllama-1, wllama-2      @wllama/wllama in the same Chromium (2 threads: COOP/COEP)
+//	kernels                 the kernel table: scripts/bench/kernels natively and
+//	                        under Node (GOOS=js), weight GB/s per format for one
+//	                        activation (MatVec) and a batch of 16 (MatMul)
 //
 // It prints a table of prefill and decode tok/s, time to first token and
-// peak memory, with each of ours as a ratio to each peer, and writes it with
-// the date, CPU model, load averages and versions to -out.
+// peak memory (the median of -reps runs), the build and the thread or Worker
+// count of each row, each of ours as a ratio to each peer, and the kernel
+// table, and writes them with the date, CPU model and features, load averages
+// and versions to -out. A runner that fails on a file (wllama crashes on some)
+// is a row with the error, not the end of the run.
 package main
 
 import (
@@ -38,6 +45,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,34 +69,41 @@ type result struct {
 	TTFTMs       float64 `json:"ttftMs"`
 	PrefillTokS  float64 `json:"prefillTokS"`
 	DecodeTokS   float64 `json:"decodeTokS"`
+	Build        string  `json:"build"`   // the code that ran: "SIMD128", "relaxed", "AVX2", ...
+	Threads      int     `json:"threads"` // threads, or Workers in the browser
 	PeakMB       float64
 	Load         [2]float64 // load average before and after
 	Note         string     `json:"note"` // a run that counts, with a caveat
 	Err          string
+	Runs         int // successful runs the figures are the median of
 }
 
 func main() {
 	home, _ := os.UserCacheDir()
 	var (
 		cache   = flag.String("cache", filepath.Join(home, "picolm-bench"), "`DIR` for the models, builds and npm packages")
-		types   = flag.String("types", "Q4_K_M,Q4_0,Q8_0", "model file types")
+		types   = flag.String("types", "Q4_K_M,Q5_K_M,Q6_K,Q8_0,Q4_0,IQ4_XS", "model file types")
+		ktypes  = flag.String("kernel-types", "", "formats of the kernel table (ggml names such as Q4_K; default: every format with a dot kernel)")
 		only    = flag.String("only", "", "comma-separated runners (default: all)")
 		gen     = flag.Int("gen", 128, "tokens to generate")
 		plen    = flag.Int("prompt", 64, "prompt tokens (BOS included)")
 		out     = flag.String("out", "bench/RESULTS.md", "results `FILE` (empty: none)")
-		reps    = flag.Int("reps", 1, "runs of each runner on each model (alternating); the best counts")
+		reps    = flag.Int("reps", 1, "runs of each runner on each model (alternating); the median counts")
 		timeout = flag.Duration("timeout", 10*time.Minute, "limit of one run")
 	)
 	flag.Parse()
 	root, err := repoRoot()
 	check(err)
+	vocab := vocabFile(root)
 	check(os.MkdirAll(*cache, 0o755))
 	start := time.Now()
 
-	runners := []string{"native-1", "native-2", "wasip1-node", "browser-picolm", "browser-picolm-2", "llamacpp-1", "llamacpp-2", "wllama-1", "wllama-2"}
+	runners := []string{"native-1", "native-2", "wasip1-node", "browser-picolm", "browser-picolm-2", "llamacpp-1", "llamacpp-2", "wllama-1", "wllama-2", "kernels"}
 	if *only != "" {
 		runners = strings.Split(*only, ",")
 	}
+	kernels := slices.Contains(runners, "kernels")
+	runners = slices.DeleteFunc(runners, func(r string) bool { return r == "kernels" })
 	need := func(prefix string) bool {
 		for _, r := range runners {
 			if strings.HasPrefix(r, prefix) {
@@ -104,9 +119,11 @@ func main() {
 	env := append(os.Environ(), "GOEXPERIMENT=simd")
 	native := filepath.Join(*cache, "picolm")
 	wasip1 := filepath.Join(*cache, "picolm.wasm")
-	step("build the native and wasip1 CLIs (GOEXPERIMENT=simd)")
-	check(run(root, env, "go", "build", "-o", native, "./wasm/cli"))
-	check(run(root, append(env, "GOOS=wasip1", "GOARCH=wasm"), "go", "build", "-o", wasip1, "./wasm/cli"))
+	if len(runners) > 0 {
+		step("build the native and wasip1 CLIs (GOEXPERIMENT=simd)")
+		check(run(root, env, "go", "build", "-o", native, "./wasm/cli"))
+		check(run(root, append(env, "GOOS=wasip1", "GOARCH=wasm"), "go", "build", "-o", wasip1, "./wasm/cli"))
+	}
 	if need("browser") || need("wllama") {
 		step("build the browser runtime")
 		check(run(root, env, "bash", "scripts/serve.sh", "--build-only"))
@@ -123,27 +140,49 @@ func main() {
 	}
 	npmDir := filepath.Join(*cache, "npm")
 	if need("llamacpp") || need("wllama") {
-		if _, err := os.Stat(filepath.Join(npmDir, "node_modules", "node-llama-cpp", "package.json")); err != nil {
-			step("npm install " + nodeLlamaCpp + " " + wllama)
-			check(os.MkdirAll(npmDir, 0o755))
-			check(os.WriteFile(filepath.Join(npmDir, "package.json"), []byte(`{"private":true}`), 0o644))
-			check(run(npmDir, nil, "npm", "install", "--no-audit", "--no-fund", nodeLlamaCpp, wllama))
+		// The peers, pinned, in the cache (not the repo's package.json):
+		// whichever of them is missing.
+		var missing []string
+		for _, p := range []string{nodeLlamaCpp, wllama} {
+			name := p[:strings.LastIndexByte(p, '@')]
+			if _, err := os.Stat(filepath.Join(npmDir, "node_modules", name, "package.json")); err != nil {
+				missing = append(missing, p)
+			}
 		}
+		if len(missing) > 0 {
+			step("npm install " + strings.Join(missing, " "))
+			check(os.MkdirAll(npmDir, 0o755))
+			if _, err := os.Stat(filepath.Join(npmDir, "package.json")); err != nil {
+				check(os.WriteFile(filepath.Join(npmDir, "package.json"), []byte(`{"private":true}`), 0o644))
+			}
+			check(run(npmDir, nil, "npm", append([]string{"install", "--no-audit", "--no-fund"}, missing...)...))
+		}
+	}
+
+	var ktable string
+	if kernels {
+		ktable = kernelTable(root, *cache, env, *ktypes)
 	}
 
 	// Models.
 	models := map[string]string{}
+	if len(runners) == 0 {
+		*types = ""
+	}
 	for _, t := range strings.Split(*types, ",") {
+		if t == "" {
+			continue
+		}
 		path := filepath.Join(*cache, "tinyllama-"+strings.ToLower(t)+".gguf")
 		if _, err := os.Stat(path); err != nil {
 			step("generate the TinyLlama-shaped " + t + " model (cached)")
-			check(run(root, env[:len(env)-1], "go", "run", "./scripts/synth", "-q", "-type", t, "-o", path))
+			check(run(root, env[:len(env)-1], "go", "run", "./scripts/synth", "-q", "-type", t, "-vocab", vocab, "-o", path))
 		}
 		models[t] = path
 	}
 
 	// The prompt: the first plen-1 tokens of promptText after BOS.
-	ids, text := prompt(filepath.Join(root, "..", "shared", "testdata", "ggml-vocab-llama-spm.gguf"), *plen)
+	ids, text := prompt(vocab, *plen)
 	idsJSON, _ := json.Marshal(ids)
 
 	if need("llamacpp") {
@@ -163,13 +202,17 @@ func main() {
 			for _, rn := range runners {
 				step(fmt.Sprintf("%s on %s (run %d)", rn, t, rep+1))
 				r := runOne(rn, t, models[t], root, native, wasip1, npmDir, string(idsJSON), text, *gen, *timeout)
-				fmt.Printf("   prefill %.1f tok/s, decode %.2f tok/s, TTFT %.0f ms, peak %.0f MB, load %.2f→%.2f %s\n",
-					r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err)
+				fmt.Printf("   %s: prefill %.1f tok/s, decode %.2f tok/s, TTFT %.0f ms, peak %.0f MB, load %.2f→%.2f %s%s\n",
+					buildOf(r), r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err, r.Note)
 				results = append(results, r)
 			}
 		}
 	}
-	report := table(best(results), runners, sortedKeys(models), *gen, len(ids), time.Since(start))
+	report := header(time.Since(start))
+	if len(runners) > 0 {
+		report += table(medians(results), runners, sortedKeys(models), *gen, len(ids), *reps)
+	}
+	report += ktable
 	fmt.Println()
 	fmt.Print(report)
 	if *out != "" {
@@ -193,7 +236,23 @@ func runOne(runner, typ, model, root, native, wasip1, npmDir, idsJSON, text stri
 func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string, gen int, timeout time.Duration) result {
 	runner := r.Runner
 	name, threads, _ := strings.Cut(runner, "-")
+	r.Threads, _ = strconv.Atoi(threads)
 	var cmd *exec.Cmd
+	switch name {
+	case "native":
+		r.Build = "native " + runtime.GOARCH
+	case "wasip1":
+		r.Build, r.Threads = "SIMD128", 1
+	case "wllama":
+		r.Build = "wllama" // page.html says which of its builds
+	}
+	if name == "browser" || name == "wllama" {
+		// build/serve refuses links out of a mounted directory: mount the
+		// directory the model file really is in.
+		if p, err := filepath.EvalSymlinks(model); err == nil {
+			model = p
+		}
+	}
 	switch name {
 	case "native":
 		cmd = exec.Command(native, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-j", threads, "-c", "2048")
@@ -207,8 +266,10 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 		if _, n, ok := strings.Cut(threads, "-"); ok {
 			workers = n
 		}
+		r.Threads, _ = strconv.Atoi(workers) // page.html reports the build and the Workers it got
 		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "picolm", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), workers, build)
 	case "llamacpp":
+		r.Build = "llama.cpp CPU"
 		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/llamacpp.mjs"), model, threads, idsJSON, strconv.Itoa(gen))
 	case "wllama":
 		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "wllama", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), threads)
@@ -227,14 +288,14 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 		r.PeakMB = float64(ru.Maxrss) / 1024 // of the largest descendant (Chromium's: the renderer)
 	}
 	if err != nil && name != "wasip1" { // Node's WASI may crash at exit after a complete run
-		r.Err = fmt.Sprintf("%v: %s", err, lastLine(stderr.String()))
+		r.Err = fmt.Sprintf("%v: %s", err, errLine(stderr.String()))
 		return r
 	}
 	switch name {
 	case "native", "wasip1":
 		m := statsRE.FindStringSubmatch(stderr.String())
 		if m == nil {
-			r.Err = "no stats line: " + lastLine(stderr.String())
+			r.Err = "no stats line: " + errLine(stderr.String())
 			return r
 		}
 		r.TTFTMs, _ = strconv.ParseFloat(m[2], 64)
@@ -242,10 +303,20 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 		r.DecodeTokS, _ = strconv.ParseFloat(m[6], 64)
 	default:
 		if err := json.Unmarshal([]byte(lastLine(stdout.String())), &r); err != nil {
-			r.Err = fmt.Sprintf("bad output %q: %s", lastLine(stdout.String()), lastLine(stderr.String()))
+			r.Err = fmt.Sprintf("bad output %q: %s", lastLine(stdout.String()), errLine(stderr.String()))
 		}
 	}
 	return r
+}
+
+// vocabFile is the LLaMA vocabulary of the shared test data, which the
+// models (scripts/synth's default) and the prompt's tokens come from.
+func vocabFile(root string) string {
+	dir := filepath.Join(filepath.Dir(root), "shared", "testdata")
+	if _, err := os.Stat(dir); err != nil {
+		check(fmt.Errorf("the shared test data is missing: want it in %s (../shared/testdata beside the repository; see DEVELOPERS.md)", dir))
+	}
+	return filepath.Join(dir, "ggml-vocab-llama-spm.gguf")
 }
 
 // prompt returns BOS and the first n-1 tokens of promptText, and their text.
@@ -263,16 +334,67 @@ func prompt(vocab string, n int) ([]int, string) {
 	return ids, strings.TrimPrefix(tk.Decode(ids[1:]), " ")
 }
 
-// best keeps the fastest decode of each runner and model.
-func best(rs []result) map[[2]string]result {
-	m := map[[2]string]result{}
+// medians gives each runner and model the median of its successful runs'
+// figures (each figure's own median), or its last failure if none succeeded.
+func medians(rs []result) map[[2]string]result {
+	groups := map[[2]string][]result{}
 	for _, r := range rs {
 		k := [2]string{r.Runner, r.Type}
-		if old, ok := m[k]; !ok || old.Err != "" || (r.Err == "" && r.DecodeTokS > old.DecodeTokS) {
-			m[k] = r
+		groups[k] = append(groups[k], r)
+	}
+	m := map[[2]string]result{}
+	for k, g := range groups {
+		ok := slices.DeleteFunc(slices.Clone(g), func(r result) bool { return r.Err != "" })
+		if len(ok) == 0 {
+			m[k] = g[len(g)-1]
+			continue
 		}
+		med := func(f func(result) float64) float64 {
+			v := make([]float64, len(ok))
+			for i, r := range ok {
+				v[i] = f(r)
+			}
+			slices.Sort(v)
+			if n := len(v); n%2 == 0 {
+				return (v[n/2-1] + v[n/2]) / 2
+			}
+			return v[len(v)/2]
+		}
+		r := ok[0]
+		r.PrefillTokS = med(func(r result) float64 { return r.PrefillTokS })
+		r.DecodeTokS = med(func(r result) float64 { return r.DecodeTokS })
+		r.TTFTMs = med(func(r result) float64 { return r.TTFTMs })
+		r.Runs = len(ok)
+		for _, o := range ok {
+			r.PeakMB = max(r.PeakMB, o.PeakMB)
+			r.Load[0], r.Load[1] = min(r.Load[0], o.Load[0]), max(r.Load[1], o.Load[1])
+			if r.Note == "" {
+				r.Note = o.Note
+			}
+		}
+		if len(ok) < len(g) {
+			r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" %d of %d runs failed: %s", len(g)-len(ok), len(g), g[len(g)-1].Err))
+		}
+		m[k] = r
 	}
 	return m
+}
+
+// buildOf says what ran a row: the build and its threads (Workers in the
+// browser).
+func buildOf(r result) string {
+	unit := "threads"
+	if strings.HasPrefix(r.Runner, "browser") {
+		unit = "Workers"
+	}
+	if r.Threads == 1 {
+		unit = strings.TrimSuffix(unit, "s")
+	}
+	b := r.Build
+	if b == "" {
+		b = "?"
+	}
+	return fmt.Sprintf("%s, %d %s", b, r.Threads, unit)
 }
 
 // ours maps each of our runners to the peers it is compared with.
@@ -284,22 +406,30 @@ var ours = map[string][]string{
 	"browser-picolm-2": {"wllama-1", "wllama-2"},
 }
 
-func table(res map[[2]string]result, runners, types []string, gen, plen int, took time.Duration) string {
-	var b strings.Builder
+// header is RESULTS.md's title and the machine: date, CPU model and the
+// features the kernels choose by, core count, kernel, Go and Node versions.
+func header(took time.Duration) string {
 	host, _ := os.Hostname()
-	fmt.Fprintf(&b, "# Benchmark results\n\n%s on %s (%s, %d CPUs), %s; %s, Node %s.\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), cpuModel(), host, runtime.NumCPU(), kernel(), goVersion(), nodeVersion())
-	fmt.Fprintf(&b, "TinyLlama-1.1B-shaped random-weight models (scripts/synth), a %d-token prompt, %d greedy tokens; peers: %s, %s (in headless Chromium %s).\n",
+	return fmt.Sprintf("# Benchmark results\n\n%s on %s (%s, %d CPUs), %s; %s, Node %s. The bench took %s.\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), cpuModel(), host, runtime.NumCPU(), kernel(), goVersion(), nodeVersion(), took.Round(time.Second))
+}
+
+func table(res map[[2]string]result, runners, types []string, gen, plen, reps int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nTinyLlama-1.1B-shaped random-weight models (scripts/synth), a %d-token prompt, %d greedy tokens; peers: %s, %s (in headless Chromium %s).\n",
 		plen, gen, nodeLlamaCpp, wllama, chromiumVersion())
-	fmt.Fprintf(&b, "The machine is shared: the load average before→after each run is listed; runs took %s in all.\n\n", took.Round(time.Second))
-	fmt.Fprintf(&b, "| runner | model | prefill tok/s | decode tok/s | TTFT ms | peak MB | load | note |\n|---|---|--:|--:|--:|--:|---|---|\n")
+	if reps > 1 {
+		fmt.Fprintf(&b, "Each figure is the median of %d runs (alternating runners).\n", reps)
+	}
+	fmt.Fprintf(&b, "The machine is shared: the load average before→after each run is listed.\n\n")
+	fmt.Fprintf(&b, "| runner | model | build, threads | prefill tok/s | decode tok/s | TTFT ms | peak MB | load | note |\n|---|---|---|--:|--:|--:|--:|---|---|\n")
 	for _, t := range types {
 		for _, rn := range runners {
 			r, ok := res[[2]string{rn, t}]
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.1f | %.2f | %.0f | %.0f | %.1f→%.1f | %s |\n", rn, t, r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err+r.Note)
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.2f | %.0f | %.0f | %.1f→%.1f | %s |\n", rn, t, buildOf(r), r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], strings.TrimSpace(r.Err+" "+r.Note))
 		}
 	}
 	fmt.Fprintf(&b, "\nRatios (ours / peer; decode, prefill):\n\n| ours | peer | model | decode | prefill |\n|---|---|---|--:|--:|\n")
@@ -397,6 +527,30 @@ func chromiumVersion() string {
 	return strings.TrimPrefix(output("/usr/bin/chromium", "--version"), "Chromium ")
 }
 
+// errLine picks the line of a failed runner's stderr that says what went
+// wrong: the last one naming an error, else the last that is neither a stack
+// frame nor Node's closing version line ("Node.js v20.20.2").
+func errLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	keep := lines[:0:0]
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "at ") || strings.HasPrefix(t, "Node.js v") || t == "^" {
+			continue
+		}
+		keep = append(keep, t)
+	}
+	for i := len(keep) - 1; i >= 0; i-- {
+		if strings.Contains(keep[i], "Error") || strings.Contains(keep[i], "error") {
+			return keep[i]
+		}
+	}
+	if len(keep) == 0 {
+		return lastLine(s)
+	}
+	return keep[len(keep)-1]
+}
+
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
@@ -428,4 +582,93 @@ func chromium() string {
 		return p
 	}
 	return "/usr/bin/chromium"
+}
+
+// kernelRow is one line of scripts/bench/kernels' output.
+type kernelRow struct {
+	Type      string  `json:"type"`
+	BPW       float64 `json:"bpw"`
+	MatVecGBs float64 `json:"matvecGBs"`
+	MatMulGBs float64 `json:"matmulGBs"`
+}
+
+// kernelTable builds scripts/bench/kernels natively and for GOOS=js (both
+// GOEXPERIMENT=simd), runs each (the wasm one under Node through Go's
+// go_js_wasm_exec) on the formats types (all when empty), and returns the
+// table of both in markdown. A build that fails is a line saying so.
+func kernelTable(root, cache string, env []string, types string) string {
+	step("kernel table: build scripts/bench/kernels natively and for GOOS=js (GOEXPERIMENT=simd)")
+	native := filepath.Join(cache, "kernels")
+	wasm := filepath.Join(cache, "kernels.wasm")
+	check(run(root, env, "go", "build", "-o", native, "./scripts/bench/kernels"))
+	check(run(root, append(env, "GOOS=js", "GOARCH=wasm"), "go", "build", "-o", wasm, "./scripts/bench/kernels"))
+	args := []string{}
+	if types != "" {
+		args = append(args, "-types", types)
+	}
+	measure := func(what string, name string, args ...string) (map[string]kernelRow, []string, [2]float64, string) {
+		step("kernel table: " + what)
+		load := [2]float64{loadavg(), 0}
+		cmd := exec.Command(name, args...)
+		cmd.Dir = root
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		load[1] = loadavg()
+		rows := map[string]kernelRow{}
+		var order []string
+		for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+			var k kernelRow
+			if json.Unmarshal([]byte(l), &k) == nil && k.Type != "" {
+				rows[k.Type] = k
+				order = append(order, k.Type)
+				fmt.Printf("   %-8s %6.4g bpw  MatVec %6.3g GB/s  MatMul×16 %6.3g GB/s\n", k.Type, k.BPW, k.MatVecGBs, k.MatMulGBs)
+			}
+		}
+		msg := ""
+		if err != nil {
+			msg = fmt.Sprintf("%s failed: %v: %s", what, err, errLine(stderr.String()))
+			fmt.Println("  ", msg)
+		}
+		return rows, order, load, msg
+	}
+	nat, order, nload, nerr := measure("native", native, args...)
+	jsExec := filepath.Join(output("go", "env", "GOROOT"), "lib", "wasm", "go_js_wasm_exec")
+	js, jorder, jload, jerr := measure("wasm under Node (GOOS=js)", jsExec, append([]string{wasm}, args...)...)
+	for _, t := range jorder {
+		if _, ok := nat[t]; !ok {
+			order = append(order, t)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Kernels\n\nWeight GB/s of quant's kernels per format (scripts/bench/kernels, GOEXPERIMENT=simd): one activation "+
+		"(MatVec: decode) and a batch of 16 (MatMul: prefill; one call covers the 16, so 16× the figure is its rate per activation), on a 2048-column matrix of 4 MiB, "+
+		"the median of the timed calls; in parentheses, the ratio to Q4_K in the same column. Native is %s; wasm is the GOOS=js build "+
+		"(SIMD128) under Node %s. Load %.1f→%.1f natively, %.1f→%.1f under Node.\n\n", runtime.GOARCH, nodeVersion(), nload[0], nload[1], jload[0], jload[1])
+	for _, e := range []string{nerr, jerr} {
+		if e != "" {
+			fmt.Fprintf(&b, "%s\n\n", e)
+		}
+	}
+	fmt.Fprintf(&b, "| format | bits/weight | native ×1 | native ×16 | wasm ×1 | wasm ×16 |\n|---|--:|--:|--:|--:|--:|\n")
+	cell := func(rows map[string]kernelRow, t string, f func(kernelRow) float64) string {
+		k, ok := rows[t]
+		if !ok {
+			return "–"
+		}
+		if ref, ok := rows["Q4_K"]; ok && f(ref) > 0 {
+			return fmt.Sprintf("%.3g (%.2f×)", f(k), f(k)/f(ref))
+		}
+		return fmt.Sprintf("%.3g", f(k))
+	}
+	vec := func(k kernelRow) float64 { return k.MatVecGBs }
+	mm := func(k kernelRow) float64 { return k.MatMulGBs }
+	for _, t := range order {
+		bpw := nat[t].BPW
+		if bpw == 0 {
+			bpw = js[t].BPW
+		}
+		fmt.Fprintf(&b, "| %s | %.4g | %s | %s | %s | %s |\n", t, bpw, cell(nat, t, vec), cell(nat, t, mm), cell(js, t, vec), cell(js, t, mm))
+	}
+	return b.String()
 }

@@ -1,9 +1,12 @@
-// Command llamaref writes the synthetic models of the architecture reference
-// tests (engine/testdata/arch-refs.jsonl) and a manifest of them for ref.mjs,
+// Command llamaref writes the synthetic models of the architecture and format
+// reference tests (engine/testdata/arch-refs.jsonl from models.json,
+// format-refs.jsonl from formats.json) and a manifest of them for ref.mjs,
 // which runs llama.cpp (node-llama-cpp) on them:
 //
 //	go run ./scripts/llamaref -o /tmp/archrefs   # models + /tmp/archrefs/manifest.json
 //	node scripts/llamaref/ref.mjs /tmp/archrefs > engine/testdata/arch-refs.jsonl
+//	go run ./scripts/llamaref -specs scripts/llamaref/formats.json -o /tmp/formatrefs
+//	node scripts/llamaref/ref.mjs /tmp/formatrefs > engine/testdata/format-refs.jsonl
 //
 // See scripts/llamaref/README.md.
 package main
@@ -29,7 +32,7 @@ type entry struct {
 func main() {
 	var (
 		out      = flag.String("o", "", "output `DIR` (required)")
-		specs    = flag.String("specs", "scripts/llamaref/models.json", "the models: a JSON array of synth.Spec")
+		specs    = flag.String("specs", "scripts/llamaref/models.json", "the models: a JSON array of synth.Spec (formats.json: one per quant format)")
 		testdata = flag.String("testdata", "../shared/testdata", "`DIR` the specs' vocabularies are in")
 	)
 	flag.Parse()

@@ -1,5 +1,6 @@
 // Command synth writes a random-weight Llama GGUF model of a given shape in
-// any type picolm can quantize to, deterministically from a seed:
+// any type picolm can quantize to (or, for the IQ1/IQ2/IQ3 formats, with
+// random codes: see gguf/tools/synth), deterministically from a seed:
 //
 //	go run ./scripts/synth -o tinyllama-q4km.gguf                 # TinyLlama-1.1B shape, Q4_K_M
 //	go run ./scripts/synth -small -type Q8_0 -seed 7 -o small.gguf  # a 2-layer model, instantly
@@ -28,7 +29,7 @@ func main() {
 	shape := synth.TinyLlama
 	var (
 		out   = flag.String("o", "", "output `FILE` (required)")
-		typ   = flag.String("type", "Q4_K_M", "file `TYPE`: "+strings.Join(quantize.FileTypes(), " "))
+		typ   = flag.String("type", "Q4_K_M", "file `TYPE`: "+strings.Join(synth.FileTypes(), " "))
 		seed  = flag.Uint64("seed", 1, "random seed")
 		small = flag.Bool("small", false, "the small shape (n_embd 256, 2 layers, 4 heads, 2 KV heads, n_ff 768, context 256) instead of TinyLlama-1.1B's")
 		vocab = flag.String("vocab", "../shared/testdata/ggml-vocab-llama-spm.gguf", "GGUF `FILE` to copy the tokenizer from")
@@ -57,7 +58,7 @@ func main() {
 			*o.dst = *o.v
 		}
 	}
-	ft, err := quantize.ParseFileType(*typ)
+	ft, err := synth.ParseFileType(*typ)
 	if err != nil {
 		fail(err)
 	}

@@ -102,3 +102,24 @@ func followLinks(path string) string {
 	}
 	return path
 }
+
+// maxGrammarFile bounds a --grammar or --json-schema file.
+const maxGrammarFile = 4 << 20
+
+// readSmallFile reads the regular file at path (a grammar or a schema) of at
+// most maxGrammarFile bytes; every error names the path and the flag.
+func readSmallFile(flag, path string) ([]byte, error) {
+	f, st, err := gguf.OpenRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	defer f.Close()
+	if st.Size() > maxGrammarFile {
+		return nil, fmt.Errorf("%s %s: %d bytes, over the limit of %d MiB", flag, path, st.Size(), maxGrammarFile>>20)
+	}
+	b := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("%s %s: reading: %w", flag, path, err)
+	}
+	return b, nil
+}

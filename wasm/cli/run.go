@@ -15,6 +15,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
+	"github.com/picolm/picolm-wasm/engine/grammar"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
@@ -34,6 +35,8 @@ type options struct {
 	ctx       int
 	threads   int
 	json      bool
+	grammar   string
+	schema    string
 	cache     string
 	ids       bool
 	chat      bool
@@ -54,6 +57,8 @@ Runs a Llama-architecture GGUF model. With no MODEL, the embedded stories260K ru
   -c CTX              context length (default: the model's, capped to fit memory)
   -j THREADS          threads for matrix products (default: all cores; 1 under wasm)
   --json              constrain output to one complete JSON value
+  --grammar FILE      constrain output to the GBNF grammar in FILE (llama.cpp's syntax)
+  --json-schema FILE  constrain output to JSON valid under the JSON Schema in FILE
   --cache FILE        reuse / save the prompt's KV cache in FILE
   --ids               print generated token ids instead of text
   --chat              the prompt is a user turn, formatted with the model's chat template
@@ -79,6 +84,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.ctx, "c", 0, "")
 	fs.IntVar(&o.threads, "j", o.threads, "")
 	fs.BoolVar(&o.json, "json", false, "")
+	fs.StringVar(&o.grammar, "grammar", "", "")
+	fs.StringVar(&o.schema, "json-schema", "", "")
 	fs.StringVar(&o.cache, "cache", "", "")
 	fs.BoolVar(&o.ids, "ids", false, "")
 	fs.BoolVar(&o.chat, "chat", false, "")
@@ -103,6 +110,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("model given twice: %s and --model %s", positional[0], o.model)
 	case len(positional) == 1:
 		o.model = positional[0]
+	}
+	if n := btoi(o.json) + btoi(o.grammar != "") + btoi(o.schema != ""); n > 1 {
+		return o, errors.New("--json, --grammar and --json-schema each constrain the output: give at most one")
 	}
 	o.threads = capThreads(clampThreads(o.threads), stderr)
 	if o.n < 0 || o.ctx < 0 || o.threads < 0 || o.temp < 0 || o.topP < 0 || o.topP > 1 || o.minP < 0 || o.minP > 1 || o.topK < 0 {
@@ -149,10 +159,48 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// loadGrammar compiles the --grammar or --json-schema file (nil without either).
+func loadGrammar(o options) (*grammar.GBNF, error) {
+	switch {
+	case o.grammar != "":
+		b, err := readSmallFile("--grammar", o.grammar)
+		if err != nil {
+			return nil, err
+		}
+		g, err := grammar.ParseGBNF(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("--grammar %s: %w", o.grammar, err)
+		}
+		return g, nil
+	case o.schema != "":
+		b, err := readSmallFile("--json-schema", o.schema)
+		if err != nil {
+			return nil, err
+		}
+		g, err := grammar.FromJSONSchema(b)
+		if err != nil {
+			return nil, fmt.Errorf("--json-schema %s: %w", o.schema, err)
+		}
+		return g, nil
+	}
+	return nil, nil
+}
+
 func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 	t0 := time.Now()
+	// The grammar first: a bad one is refused before the model loads.
+	gram, err := loadGrammar(o)
+	if err != nil {
+		return err
+	}
 	var f *gguf.File
-	var err error
 	name := o.model
 	if name == "" {
 		name = defaultmodel.Name + " (embedded)"
@@ -225,7 +273,7 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 		return true
 	}
 	params := sample.Params{Temperature: float32(o.temp), TopP: float32(o.topP), TopK: o.topK, MinP: float32(o.minP), Seed: o.seed}
-	st, err := sess.Generate(prompt, engine.GenerateOptions{MaxTokens: o.n, Sampling: params, JSON: o.json}, emit)
+	st, err := sess.Generate(prompt, engine.GenerateOptions{MaxTokens: o.n, Sampling: params, JSON: o.json, Grammar: gram}, emit)
 	w.WriteByte('\n') // end the output with a newline, as llama.cpp does
 	w.Flush()
 	if err != nil {

@@ -188,11 +188,7 @@ func (m *ArchModel) Plan(ft quantize.FileType, o quantize.Options) (*quantize.Pl
 		return nil, nil, err
 	}
 	h := quantize.Hyper{Arch: m.name(), Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads}
-	p, err := quantize.MakePlan(m.Tensors(vocab), h, ft, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, quantize.Metadata(kv, ft), nil
+	return m.plan(m.Tensors(vocab), kv, h, ft, o)
 }
 
 // WriteFile writes the model in file type ft to path (which appears only
@@ -212,13 +208,13 @@ type Spec struct {
 	Arch  Arch   `json:"arch"`
 	Shape Shape  `json:"shape"`
 	Seed  uint64 `json:"seed"`
-	Type  string `json:"type"`  // a quantize file type: F32, F16, Q8_0, ...
+	Type  string `json:"type"`  // a file type of FileTypes: F32, F16, Q8_0, IQ2_XXS, ...
 	Vocab string `json:"vocab"` // the GGUF to copy the tokenizer from, relative to the test data directory
 }
 
 // Write writes the model to path, the tokenizer read from vocabDir/Vocab.
 func (s Spec) Write(path, vocabDir string) error {
-	ft, err := quantize.ParseFileType(s.Type)
+	ft, err := ParseFileType(s.Type)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,9 @@
 // the same bytes every time, whatever the number of threads; and they are
 // generated, converted to the requested file type (with llama-quantize's
 // mixes, package quantize) and written a chunk of rows at a time: memory
-// stays a few megabytes for a model of any size.
+// stays a few megabytes for a model of any size. The IQ1/IQ2/IQ3 formats,
+// which package quant cannot quantise to, are written with random codes
+// instead (see codebookTypes).
 package synth
 
 import (
@@ -170,14 +172,26 @@ func (m *Model) rows(name string, std float64, cols int) func([]float32, int) er
 }
 
 // Plan returns the tensors of the model with their output types for file
-// type ft, and the metadata to write.
+// type ft (one of FileTypes), and the metadata to write.
 func (m *Model) Plan(ft quantize.FileType, o quantize.Options) (*quantize.Plan, []gguf.KeyValue, error) {
 	kv, vocab, err := m.Metadata()
 	if err != nil {
 		return nil, nil, err
 	}
 	h := quantize.Hyper{Arch: "llama", Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads}
-	p, err := quantize.MakePlan(m.Tensors(vocab), h, ft, o)
+	return m.plan(m.Tensors(vocab), kv, h, ft, o)
+}
+
+// plan chooses the output types of tensors ts (random codes for a codebook
+// type, see codebookTypes) for file type ft.
+func (m *Model) plan(ts []quantize.Tensor, kv []gguf.KeyValue, h quantize.Hyper, ft quantize.FileType, o quantize.Options) (*quantize.Plan, []gguf.KeyValue, error) {
+	if isCodebook(ft) {
+		if err := checkCodes(ts, ft.Default); err != nil {
+			return nil, nil, err
+		}
+		ts, o.Pure = m.withCodes(ts, ft.Default), true
+	}
+	p, err := quantize.MakePlan(ts, h, ft, o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -32,7 +32,7 @@ func tiny(t testing.TB, seed uint64) Model {
 
 func write(t testing.TB, m Model, ftName string, o quantize.Options) []byte {
 	t.Helper()
-	ft, err := quantize.ParseFileType(ftName)
+	ft, err := ParseFileType(ftName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,5 +327,66 @@ func TestBadShape(t *testing.T) {
 	m := Model{Shape: Small, Vocab: nv}
 	if _, _, err := m.Metadata(); !errors.Is(err, gguf.ErrNotFound) {
 		t.Errorf("no tokens: %v, want ErrNotFound", err)
+	}
+}
+
+// TestCodes: a codebook type (no quantiser) writes every weight matrix as
+// random codes of that type, deterministically, with each block's weights at
+// the tensor's standard deviation, and the model runs.
+func TestCodes(t *testing.T) {
+	for _, ft := range codebookTypes {
+		m := tiny(t, 11)
+		a := write(t, m, ft.Name, quantize.Options{Threads: 1})
+		if b := write(t, m, ft.Name, quantize.Options{Threads: 2}); !bytes.Equal(a, b) {
+			t.Errorf("%s: two writes with the same seed differ", ft.Name)
+		}
+		f, err := gguf.Parse(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, err := f.Uint("general.file_type"); err != nil || id != uint64(ft.ID) {
+			t.Errorf("%s: general.file_type %d, %v; want %d", ft.Name, id, err, ft.ID)
+		}
+		for _, tn := range f.Tensors {
+			if len(tn.Dims) < 2 {
+				if tn.Type != quant.F32 {
+					t.Errorf("%s: %s is %v, want F32", ft.Name, tn.Name, tn.Type)
+				}
+				continue
+			}
+			if tn.Type != ft.Default {
+				t.Errorf("%s: %s is %v", ft.Name, tn.Name, tn.Type)
+				continue
+			}
+			std := WeightStd
+			if tn.Name == "output.weight" {
+				std = OutputStd
+			}
+			x := make([]float32, tn.Elements())
+			quant.TraitsOf(tn.Type).Dequantize(x, tn.Data)
+			var ss float64
+			for _, v := range x {
+				ss += float64(v) * float64(v)
+			}
+			if rms := math.Sqrt(ss / float64(len(x))); math.Abs(rms/std-1) > 2e-3 {
+				t.Errorf("%s: %s: RMS %g, want %g", ft.Name, tn.Name, rms, std)
+			}
+		}
+		if _, ids := logits(t, a); len(ids) != 8 {
+			t.Errorf("%s: generated %d tokens", ft.Name, len(ids))
+		}
+	}
+	if _, err := ParseFileType("iq2_xxs"); err != nil {
+		t.Errorf("ParseFileType(iq2_xxs): %v", err)
+	}
+	if _, err := ParseFileType("IQ9_Z"); !errors.Is(err, quantize.ErrUnknownType) {
+		t.Errorf("ParseFileType(IQ9_Z): %v, want ErrUnknownType", err)
+	}
+	// Rows that are not whole blocks are refused.
+	m := tiny(t, 1)
+	m.Embd, m.Heads, m.KVHeads, m.FF = 128, 2, 1, 256
+	ft, _ := ParseFileType("IQ3_S")
+	if _, _, err := m.Plan(ft, quantize.Options{}); !errors.Is(err, ErrShape) {
+		t.Errorf("n_embd 128 in IQ3_S: %v, want ErrShape", err)
 	}
 }
