@@ -11,8 +11,8 @@ package quant
 // kernels' own, so every kernel gives the bits of its portable twin, as
 // the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
 // relaxed dot is wrong). The module needs scripts/relaxpatch after linking
-// (relaxed_wasm.h). Q8_0 keeps its SIMD128 kernels: with both operands
-// full int8 the relaxed dot needs two passes, which measured slower. No
+// (relaxed_wasm.h). Q4_0 and Q8_0 keep their SIMD128 kernels, which
+// measured as fast or faster (relaxed_wasm.s). No
 // float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
 // the engine's choice, and the results must be the reference's bits.
 
@@ -21,7 +21,6 @@ func relaxedTables() []kernelTable {
 	return []kernelTable{{
 		name: "relaxed SIMD",
 		formats: []formatKernels{
-			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed}},
 			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotN: dotNQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed, dotRowsN: dotRowsNQ4_KRelaxed}},
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotN: dotNQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
 		},
@@ -39,12 +38,6 @@ func q4KRowSumsRelaxed(x, y *byte, nb, rows int, out *int32)
 
 //go:noescape
 func q6KRowSumsRelaxed(x, y *byte, nb, rows int, out *int32)
-
-//go:noescape
-func sumsQ8_0(ysum *int32, y *byte, nb int)
-
-//go:noescape
-func q4_0RowSumsRelaxed(x, y *byte, ysum *int32, nb, rows int, out *int32)
 
 // dotQ4_KRelaxed is dotQ4_KSIMD128 with q4KIntSumsRelaxed.
 func dotQ4_KRelaxed(n int, w, act []byte) float32 {
@@ -136,32 +129,5 @@ func dotRowsQ6_KRelaxed(n int, w, act []byte, out []float32) {
 	for ; r < len(out); r++ {
 		q6KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, 1, &sums[0])
 		out[r] = scaleQ6_KSums(0, sums[:nb], w[r*rowBytes:], act)
-	}
-}
-
-// dotRowsQ4_0Relaxed is the Q4_0 DotRows kernel: the activation's block
-// sums once (for the quants' offset of 8), the rows' integer sums in asm,
-// their float part as dotRowsQ8_0Acts's.
-func dotRowsQ4_0Relaxed(n int, w, act []byte, out []float32) {
-	nb := n / qk
-	rowBytes := nb * q4_0Bytes
-	if n > dotRowsMaxCols || nb == 0 {
-		dotRows(dotQ4_0SIMD128, n, rowBytes, w, act, out)
-		return
-	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
-	var ysum [dotRowsMaxCols / qk]int32
-	sumsQ8_0(&ysum[0], &act[0], nb)
-	var sums [dotRowsQ8_0Sums]int32
-	r := 0
-	for r+4 <= len(out) {
-		k := min(len(sums)/nb&^3, (len(out)-r)&^3)
-		q4_0RowSumsRelaxed(&w[r*rowBytes], &act[0], &ysum[0], nb, k, &sums[0])
-		scaleRows4(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes, q4_0Bytes)
-		r += k
-	}
-	for ; r < len(out); r++ {
-		q4_0RowSumsRelaxed(&w[r*rowBytes], &act[0], &ysum[0], nb, 1, &sums[0])
-		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, q4_0Bytes)
 	}
 }

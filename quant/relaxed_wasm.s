@@ -12,12 +12,12 @@
 // i32x4.dot_i16x8_s with the sub-block's scale (or added first while the
 // sum provably fits in int16: at most 2·15·128 a lane for two nibble
 // dots). The int8 activations, as they are, are always its first operand;
-// the second is kept in 0..127 (see RDOT16): the unsigned nibbles of Q4_0
-// and Q4_K (0..15) and the unsigned
-// quants of Q6_K (0..63), whose offsets (8, 32) are taken off with the
-// activations' sums. (Q8_0, whose weights and activations are both full
-// int8, needs two dots, of y's low 7 bits and of its sign bit: that
-// measured slower than its SIMD128 kernel, and is not here.)
+// the second is kept in 0..127 (see RDOT16): the unsigned nibbles of Q4_K
+// (0..15) and the unsigned quants of Q6_K (0..63), whose offset of 32 is
+// taken off with the activations' sums. (Q4_0 the same way measured no
+// faster than its SIMD128 kernel in the browser, and Q8_0, whose weights
+// and activations are both full int8, needs two dots, of y's low 7 bits
+// and of its sign bit, which measured slower: they are not here.)
 //
 // register use: R0 weight block, R1 activation block, R2 blocks left,
 // R3 output; in the RowSums kernels R13 rows left, R14 the row's first
@@ -218,63 +218,6 @@ TEXT ·q6KRowSumsRelaxed(SB), NOSPLIT, $0-40
 			Get R3; I32WrapI64; HSUM(V1); I32Store $0
 			ADD(R0, 210)
 			ADD(R1, 292)
-			Get R3; Get R15; I64Add; Set R3
-			COUNTDOWN(R2)
-		End
-		NEXTROW
-	End
-	End
-	RET
-
-// ---- Q4_0 ----
-
-// func sumsQ8_0(ysum *int32, y *byte, nb int)
-// sets ysum[b] to the sum of Q8_0 block b's 32 activations.
-TEXT ·sumsQ8_0(SB), NOSPLIT, $0-24
-	I64Load ysum+0(FP); Set R3
-	I64Load y+8(FP); Set R1
-	I64Load nb+16(FP); Set R2
-	Block
-	Get R2
-	I64Eqz
-	BrIf $0
-	Loop
-		PY(2); I16x8ExtaddPairwiseI8x16S; PY(18); I16x8ExtaddPairwiseI8x16S; I16x8Add
-		I32x4ExtaddPairwiseI16x8S; Set V1
-		Get R3; I32WrapI64; HSUM(V1); I32Store $0
-		ADD(R1, 34)
-		ADD(R3, 4)
-		COUNTDOWN(R2)
-	End
-	End
-	RET
-
-// func q4_0RowSumsRelaxed(x, y *byte, ysum *int32, nb, rows int, out *int32)
-// sets out[rows*j+r] to row r's block j's Σ (q-8)·y = Σ q·y - 8·ysum[j];
-// nb ≥ 1. R12 walks ysum.
-TEXT ·q4_0RowSumsRelaxed(SB), NOSPLIT, $0-48
-	ROWS(out+40(FP), rows+32(FP))
-	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
-	Set V0
-	Block
-	Get R13
-	I64Eqz
-	BrIf $0
-	Loop
-		I64Load y+8(FP); Set R1
-		I64Load ysum+16(FP); Set R12
-		I64Load nb+24(FP); Set R2
-		Get R14; Set R3
-		Loop
-			Get R0; I32WrapI64; V128Load $2; Set V2
-			PY(2); LO(V2); RDOT16; PY(18); HI(V2); RDOT16; I16x8Add; I32x4ExtaddPairwiseI16x8S; Set V1
-			Get R3; I32WrapI64
-			HSUM(V1)
-			Get R12; I32WrapI64; I32Load $0; I32Const $3; I32Shl; I32Sub
-			I32Store $0
-			ADD(R0, 18)
-			ADD(R1, 34)
-			ADD(R12, 4)
 			Get R3; Get R15; I64Add; Set R3
 			COUNTDOWN(R2)
 		End
