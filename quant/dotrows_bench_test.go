@@ -84,3 +84,42 @@ func BenchmarkMatMul(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKernelSets measures MatVec (decode) and MatMul of 16
+// activations (prefill) in each kernel set this build runs, side by side
+// for each type and row length: natively Go+AVX2 and Go+AVX2+VNNI, in the
+// wasm relaxedsimd build Go+SIMD128 and Go+SIMD128+relaxed SIMD. 1024 rows
+// of TinyLlama's lengths (beyond the L2 cache); ns/row is per weight row
+// (and per activation for MatMul).
+func BenchmarkKernelSets(b *testing.B) {
+	const rows = 1024
+	for _, typ := range twinTypes {
+		for _, n := range []int{2048, 5632} {
+			rng := rand.New(rand.NewPCG(uint64(n), uint64(typ)))
+			p := TraitsOf(typ)
+			at := TraitsOf(p.VecDotType)
+			w := randBlocks(rng, typ, n/p.BlockSize*rows)
+			acts := make([][]byte, MaxDotN)
+			outs := make([][]float32, MaxDotN)
+			for i := range acts {
+				acts[i] = randBlocks(rng, p.VecDotType, n/at.BlockSize)
+				outs[i] = make([]float32, rows)
+			}
+			for _, ks := range kernelSets()[1:] {
+				tr := ks.traits(typ)
+				b.Run(fmt.Sprintf("%v/%d/%s/MatVec", typ, n, ks.name), func(b *testing.B) {
+					for b.Loop() {
+						tr.MatVec(n, w, acts[0], outs[0])
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
+				})
+				b.Run(fmt.Sprintf("%v/%d/%s/MatMul16", typ, n, ks.name), func(b *testing.B) {
+					for b.Loop() {
+						tr.MatMul(n, w, acts, outs, 0)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows/MaxDotN, "ns/row")
+				})
+			}
+		}
+	}
+}

@@ -69,20 +69,7 @@ func dotRowsQ4_KSIMD128(n int, w, act []byte, out []float32) {
 	for r+4 <= len(out) {
 		k := min(per, (len(out)-r)&^3)
 		q4KRowSums(&w[r*rowBytes], &yp[0], &act[0], nb, k, &sums[0])
-		is, ms := sums[:k*nb], sums[k*nb:2*k*nb]
-		for g := 0; g < k; g += 4 {
-			x := w[(r+g)*rowBytes:]
-			acc := archsimd.BroadcastFloat32x4(0)
-			for j := range nb {
-				yd := archsimd.BroadcastFloat32x4(f32At(act[j*q8_KBytes:]))
-				d := fp16x4At(x[j*q4_KBytes:], rowBytes).Mul(yd)
-				dmin := fp16x4At(x[j*q4_KBytes+2:], rowBytes).Mul(yd)
-				iv := archsimd.LoadInt32x4Array((*[4]int32)(is[j*k+g:])).ConvertToFloat32()
-				mv := archsimd.LoadInt32x4Array((*[4]int32)(ms[j*k+g:])).ConvertToFloat32()
-				acc = acc.Add(d.Mul(iv).Sub(dmin.Mul(mv)))
-			}
-			acc.StoreArray((*[4]float32)(out[r+g:]))
-		}
+		scaleRowsQ4_K(out[r:r+k], sums[:k*nb], sums[k*nb:2*k*nb], w[r*rowBytes:], act, rowBytes)
 		r += k
 	}
 	for ; r < len(out); r++ {
@@ -108,21 +95,53 @@ func dotRowsQ6_KSIMD128(n int, w, act []byte, out []float32) {
 	for r+4 <= len(out) {
 		k := min(per, (len(out)-r)&^3)
 		q6KRowSums(&w[r*rowBytes], &yp[0], nb, k, &sums[0])
-		for g := 0; g < k; g += 4 {
-			x := w[(r+g)*rowBytes:]
-			acc := archsimd.BroadcastFloat32x4(0)
-			for j := range nb {
-				yd := archsimd.BroadcastFloat32x4(f32At(act[j*q8_KBytes:]))
-				d := fp16x4At(x[j*q6_KBytes+208:], rowBytes).Mul(yd)
-				acc = acc.Add(d.Mul(archsimd.LoadInt32x4Array((*[4]int32)(sums[j*k+g:])).ConvertToFloat32()))
-			}
-			acc.StoreArray((*[4]float32)(out[r+g:]))
-		}
+		scaleRowsQ6_K(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes)
 		r += k
 	}
 	for ; r < len(out); r++ {
 		q6KRowSums(&w[r*rowBytes], &yp[0], nb, 1, &sums[0])
 		out[r] = scaleQ6_KSums(0, sums[:nb], w[r*rowBytes:], act)
+	}
+}
+
+// scaleRowsQ4_K is the float part of Q4_K's DotRows for the k = len(out)
+// rows (a multiple of four) at w, from the integer sums of their blocks,
+// block-major (is[k*j+i] and ms[k*j+i] row i's block j's): four rows in
+// the lanes of a vector, each lane the terms of scaleQ4_KSums in block
+// order from zero.
+func scaleRowsQ4_K(out []float32, is, ms []int32, w, act []byte, rowBytes int) {
+	k := len(out)
+	nb := len(is) / k
+	ms, act = ms[:k*nb], act[:nb*q8_KBytes]
+	for g := 0; g < k; g += 4 {
+		x := w[g*rowBytes:]
+		acc := archsimd.BroadcastFloat32x4(0)
+		for j := range nb {
+			yd := archsimd.BroadcastFloat32x4(f32At(act[j*q8_KBytes:]))
+			d := fp16x4At(x[j*q4_KBytes:], rowBytes).Mul(yd)
+			dmin := fp16x4At(x[j*q4_KBytes+2:], rowBytes).Mul(yd)
+			iv := archsimd.LoadInt32x4Array((*[4]int32)(is[j*k+g:])).ConvertToFloat32()
+			mv := archsimd.LoadInt32x4Array((*[4]int32)(ms[j*k+g:])).ConvertToFloat32()
+			acc = acc.Add(d.Mul(iv).Sub(dmin.Mul(mv)))
+		}
+		acc.StoreArray((*[4]float32)(out[g:]))
+	}
+}
+
+// scaleRowsQ6_K is scaleRowsQ4_K for Q6_K (the terms of scaleQ6_KSums).
+func scaleRowsQ6_K(out []float32, sums []int32, w, act []byte, rowBytes int) {
+	k := len(out)
+	nb := len(sums) / k
+	act = act[:nb*q8_KBytes]
+	for g := 0; g < k; g += 4 {
+		x := w[g*rowBytes:]
+		acc := archsimd.BroadcastFloat32x4(0)
+		for j := range nb {
+			yd := archsimd.BroadcastFloat32x4(f32At(act[j*q8_KBytes:]))
+			d := fp16x4At(x[j*q6_KBytes+208:], rowBytes).Mul(yd)
+			acc = acc.Add(d.Mul(archsimd.LoadInt32x4Array((*[4]int32)(sums[j*k+g:])).ConvertToFloat32()))
+		}
+		acc.StoreArray((*[4]float32)(out[g:]))
 	}
 }
 

@@ -4,9 +4,11 @@ package quant
 
 // The wasm SIMD128 kernels (GOEXPERIMENT=simd, simd/archsimd and the
 // hand-written *_wasm.s files), for every wasm runtime: a module with
-// SIMD128 instructions does not load where they are missing.
+// SIMD128 instructions does not load where they are missing. The
+// relaxedsimd build lays the relaxed-SIMD table over them
+// (relaxed_wasm.go); no other has it.
 func platformTables() []kernelTable {
-	return []kernelTable{{
+	return append([]kernelTable{{
 		name: "SIMD128",
 		formats: []formatKernels{
 			{F32, kernels{dot: dotF32SIMD128, dotN: dotNF32SIMD128, dotRowsN: dotRowsNF32SIMD128}},
@@ -35,7 +37,7 @@ func platformTables() []kernelTable {
 			{IQ4_XS, kernels{dot: dotIQ4_XSSIMD128, dotRows: dotRowsIQ4_XSSIMD128}},
 		},
 		simdVec: true,
-	}}
+	}}, relaxedTables()...)
 }
 
 // simdVec is the wasm table of vector kernels (vec.go, actquant.go), in use

@@ -3,8 +3,9 @@
 #
 #   scripts/serve.sh [--build-only] [serve flags, e.g. -addr 127.0.0.1:9000]
 #
-# Builds build/worker.wasm (the engine, with the built-in stories260K model)
-# and build/ui.wasm (the page) with GOOS=js, copies wasm_exec.js from the Go
+# Builds build/worker.wasm (the engine, with the built-in stories260K model),
+# build/worker-relaxed.wasm (the same with relaxed-SIMD kernels) and
+# build/ui.wasm (the page) with GOOS=js, copies wasm_exec.js from the Go
 # toolchain that built them, then serves the repo root on localhost and prints
 # the URL. Open it: the built-in model runs with no download.
 set -euo pipefail
@@ -27,9 +28,20 @@ for cmd in worker ui; do
   GOEXPERIMENT=$exp GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "build/$cmd.wasm.tmp" "./wasm/browser/$cmd"
   mv "build/$cmd.wasm.tmp" "build/$cmd.wasm"
 done
+# The relaxed-SIMD engine (quant's relaxedsimd kernels), which web/picolm.js
+# loads where WebAssembly.validate accepts relaxed ops: Go's assembler
+# encodes them wrongly, and scripts/relaxpatch rewrites them.
+rm -f build/worker-relaxed.wasm
+if [ "$exp" = simd ]; then
+  GOEXPERIMENT=simd GOOS=js GOARCH=wasm go build -tags relaxedsimd -trimpath -ldflags="-s -w" -o build/worker-relaxed.wasm.tmp ./wasm/browser/worker
+  go run ./scripts/relaxpatch build/worker-relaxed.wasm.tmp build/worker-relaxed.wasm
+  rm build/worker-relaxed.wasm.tmp
+fi
 cp "$goroot/lib/wasm/wasm_exec.js" build/wasm_exec.js
 go build -o build/serve ./scripts/serve
-echo "built build/worker.wasm ($(du -h build/worker.wasm | cut -f1)) and build/ui.wasm ($(du -h build/ui.wasm | cut -f1)) with $(go version | cut -d' ' -f3)${exp:+ GOEXPERIMENT=$exp}" >&2
+relaxed=""
+if [ -f build/worker-relaxed.wasm ]; then relaxed=", build/worker-relaxed.wasm ($(du -h build/worker-relaxed.wasm | cut -f1))"; fi
+echo "built build/worker.wasm ($(du -h build/worker.wasm | cut -f1))$relaxed and build/ui.wasm ($(du -h build/ui.wasm | cut -f1)) with $(go version | cut -d' ' -f3)${exp:+ GOEXPERIMENT=$exp}" >&2
 
 if $build_only; then exit 0; fi
 exec build/serve -root . "$@"

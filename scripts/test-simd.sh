@@ -17,6 +17,7 @@ step() { printf '\n== %s\n' "$*"; }
 step "go vet with GOEXPERIMENT=simd (js, wasip1)"
 GOOS=js GOARCH=wasm go vet $pkgs
 GOOS=wasip1 GOARCH=wasm go vet $pkgs
+GOOS=js GOARCH=wasm go vet -tags relaxedsimd ./quant/ # the relaxed kernels (run in Chromium: web/test/relaxed.test.mjs)
 
 step "SIMD kernels under Node (GOOS=js GOARCH=wasm GOEXPERIMENT=simd)"
 GOOS=js GOARCH=wasm go test -count=1 -timeout 20m \

@@ -40,6 +40,44 @@ export function defaultWorkers() {
   return canSplit() && (navigator.hardwareConcurrency || 1) >= 2 ? 2 : 1;
 }
 
+// RELAXED_PROBE is a module whose one function computes
+// i32x4.relaxed_dot_i8x16_i7x16_add_s (of three zero vectors): it validates
+// only where the engine has relaxed SIMD.
+const RELAXED_PROBE = new Uint8Array([
+  0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+  1, 5, 1, 0x60, 0, 1, 0x7b, // type: () -> v128
+  3, 2, 1, 0, // one function of that type
+  10, 61, 1, 59, 0, // code: one body of 59 bytes, no locals
+  0xfd, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // v128.const 0
+  0xfd, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0xfd, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0xfd, 0x93, 2, // i32x4.relaxed_dot_i8x16_i7x16_add_s
+  0x0b,
+]);
+
+/** The builds of the engine: "relaxed" (relaxed-SIMD kernels) and "simd128" (loads everywhere else). */
+export const BUILDS = ["relaxed", "simd128"];
+
+/**
+ * The engine build this browser runs: "relaxed" where WebAssembly.validate
+ * accepts a relaxed-SIMD module (Chromium, Firefox), else "simd128" (Safari
+ * rejects any module with a relaxed op). Both compute the same bits.
+ */
+export function wasmBuild() {
+  try {
+    return WebAssembly.validate(RELAXED_PROBE) ? "relaxed" : "simd128";
+  } catch {
+    return "simd128";
+  }
+}
+
+// buildFor is the build opts.build asks for (default wasmBuild()).
+function buildFor(opts) {
+  const b = opts.build ?? wasmBuild();
+  if (!BUILDS.includes(b)) throw new PicoLMError(`build must be one of ${BUILDS.join(", ")}, got ${b}`);
+  return b;
+}
+
 /** A loading error whose message is meant for people. */
 export class PicoLMError extends Error {
   constructor(message) {
@@ -79,8 +117,14 @@ function bufferName(buf, opts) {
 
 // Engine is one Web Worker running the Go engine.
 class Engine {
-  constructor(workerURL) {
-    this.worker = new Worker(workerURL || new URL("./worker.js", import.meta.url));
+  constructor(workerURL, build) {
+    // The worker loads the engine build named by ?wasm= (worker.js), and
+    // says which one it runs (msg "build": a missing relaxed build falls
+    // back to simd128).
+    const url = workerURL ? new URL(workerURL, location.href) : new URL("./worker.js", import.meta.url);
+    url.searchParams.set("wasm", build);
+    this.build = build;
+    this.worker = new Worker(url);
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, reject, onToken}
     this.dead = null;
@@ -99,6 +143,10 @@ class Engine {
   }
 
   _onMessage(msg) {
+    if (msg.type === "build") {
+      this.build = msg.build;
+      return;
+    }
     if (msg.type === "ready") {
       maxModelBytes = msg.maxModelBytes;
       this._ready.resolve();
@@ -360,7 +408,7 @@ async function loadSplit(engine, source, opts, n) {
     const channels = [];
     for (let k = 1; k < n; k++) {
       const channel = new SharedArrayBuffer(CHANNEL_BYTES);
-      const shard = new Engine(opts.workerURL);
+      const shard = new Engine(opts.workerURL, engine.build);
       shard.onDie = () => {
         const i32 = new Int32Array(channel);
         Atomics.store(i32, CH_STATE, CH_FAILED);
@@ -398,6 +446,9 @@ export class PicoLM {
     this._set(loaded);
   }
 
+  /** The engine build the workers run: "relaxed" or "simd128" (see wasmBuild). */
+  get build() { return this._engine.build; }
+
   _set(loaded) {
     /** Model description: name, arch, bytes, params, dim, layers, vocabSize, context, fileType, chatTemplate, builtIn, workers. */
     this.info = loaded.info;
@@ -411,10 +462,10 @@ export class PicoLM {
    * is detached), or nothing / "builtin" for the built-in stories260K.
    * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache}), signal, cache: true, workerURL,
    * workers: the Workers the model is split over (default defaultWorkers(); 1 where the page is not
-   * cross-origin isolated and for the built-in model)}.
+   * cross-origin isolated and for the built-in model), build: "relaxed" or "simd128" (default wasmBuild())}.
    */
   static async load(source = BUILTIN, opts = {}) {
-    const engine = new Engine(opts.workerURL);
+    const engine = new Engine(opts.workerURL, buildFor(opts));
     try {
       const { loaded, shards } = await PicoLM._loadInto(engine, source, opts);
       return new PicoLM(engine, loaded, shards);

@@ -54,8 +54,17 @@ globalThis.picolmChannel = {
 (async () => {
   try {
     const go = new Go();
-    const url = new URL("../build/worker.wasm", self.location.href);
-    const { instance } = await WebAssembly.instantiateStreaming(fetch(url), go.importObject);
+    // The build web/picolm.js chose (?wasm=relaxed or simd128); a page
+    // served without the relaxed build gets the SIMD128 one.
+    let build = new URL(self.location.href).searchParams.get("wasm") === "relaxed" ? "relaxed" : "simd128";
+    const file = (b) => new URL(b === "relaxed" ? "../build/worker-relaxed.wasm" : "../build/worker.wasm", self.location.href);
+    let resp = await fetch(file(build));
+    if (!resp.ok && build === "relaxed") {
+      build = "simd128";
+      resp = await fetch(file(build));
+    }
+    self.postMessage({ type: "build", build });
+    const { instance } = await WebAssembly.instantiateStreaming(resp, go.importObject);
     memory = instance.exports.mem;
     await go.run(instance);
     self.postMessage({ type: "fatal", message: "the engine exited" });

@@ -1,14 +1,15 @@
 // Browser runner of scripts/bench: serves the repo (build/serve, with COOP/COEP)
 // with the model directory and wllama mounted, opens scripts/bench/page.html in
 // headless Chromium and runs one generation; prints one JSON line.
-//   node browser.mjs picolm|wllama MODEL_DIR MODEL_FILE PROMPT GEN THREADS
-// THREADS is wllama's thread count, or the Workers picolm splits the model over.
+//   node browser.mjs picolm|wllama MODEL_DIR MODEL_FILE PROMPT GEN THREADS [BUILD]
+// THREADS is wllama's thread count, or the Workers picolm splits the model over;
+// BUILD (relaxed or simd128) the engine build picolm runs (default: picolm.js's choice).
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const [engine, modelDir, modelFile, prompt, gen, threads] = process.argv.slice(2);
+const [engine, modelDir, modelFile, prompt, gen, threads, build = ""] = process.argv.slice(2);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const require = createRequire(join(root, "package.json"));
 const { chromium } = require("playwright-core");
@@ -34,8 +35,8 @@ try {
   await page.waitForFunction(() => window.benchReady, null, { timeout: 30000 });
   const model = url + "/bench-models/" + modelFile;
   const fn = engine === "wllama" ? "benchWllama" : "benchPicoLM";
-  const res = await page.evaluate(([fn, model, prompt, gen, threads]) => window[fn](model, prompt, gen, threads),
-    [fn, model, prompt, Number(gen), Number(threads)]);
+  const res = await page.evaluate(([fn, model, prompt, gen, threads, build]) => window[fn](model, prompt, gen, threads, build),
+    [fn, model, prompt, Number(gen), Number(threads), build]);
   console.log(JSON.stringify(res));
 } catch (e) {
   console.error(e.message);

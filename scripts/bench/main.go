@@ -19,6 +19,7 @@
 //	wasip1-node             our wasip1 build (SIMD128) under Node's WASI
 //	browser-picolm          our engine in headless Chromium through web/picolm.js
 //	browser-picolm-2        the same, the model split over 2 Workers (SharedArrayBuffer)
+//	                        (either with @relaxed or @simd128: that engine build, not picolm.js's choice)
 //	llamacpp-1, llamacpp-2  node-llama-cpp, CPU only
 //	wllama-1, wllama-2      @wllama/wllama in the same Chromium (2 threads: COOP/COEP)
 //	kernels                 the kernel table: scripts/bench/kernels natively and
@@ -258,13 +259,15 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 	case "wasip1":
 		cmd = exec.Command("node", "--no-warnings", "--single-threaded-gc", filepath.Join(root, "scripts/bench/wasi.mjs"), wasip1, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-c", "2048")
 	case "browser":
-		// browser-picolm: one Worker; browser-picolm-N: the model split over N.
+		// browser-picolm: one Worker; browser-picolm-N: the model split over
+		// N; a suffix @relaxed or @simd128 forces that engine build.
+		threads, build, _ := strings.Cut(threads, "@")
 		workers := "1"
 		if _, n, ok := strings.Cut(threads, "-"); ok {
 			workers = n
 		}
 		r.Threads, _ = strconv.Atoi(workers) // page.html reports the build and the Workers it got
-		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "picolm", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), workers)
+		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/browser.mjs"), "picolm", filepath.Dir(model), filepath.Base(model), text, strconv.Itoa(gen), workers, build)
 	case "llamacpp":
 		r.Build = "llama.cpp CPU"
 		cmd = exec.Command("node", filepath.Join(root, "scripts/bench/llamacpp.mjs"), model, threads, idsJSON, strconv.Itoa(gen))

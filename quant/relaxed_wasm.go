@@ -1,0 +1,127 @@
+//go:build goexperiment.simd && relaxedsimd
+
+package quant
+
+// The relaxed-SIMD kernels: the relaxedsimd build (scripts/serve.sh's
+// build/worker-relaxed.wasm, for the engines whose WebAssembly.validate
+// accepts relaxed ops; Safari rejects a module with any), where they are
+// laid over the SIMD128 table. Their integer sums (relaxed_wasm.s) are the
+// SIMD128 kernels' exact sums, computed with the relaxed int8 dot
+// (i16x8.relaxed_dot_i8x16_i7x16_s); the float parts are the SIMD128
+// kernels' own, so every kernel gives the bits of its portable twin, as
+// the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
+// relaxed dot is wrong). The module needs scripts/relaxpatch after linking
+// (relaxed_wasm.h). Q4_0 and Q8_0 keep their SIMD128 kernels, which
+// measured as fast or faster (relaxed_wasm.s). No
+// float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
+// the engine's choice, and the results must be the reference's bits.
+
+// relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
+// DotRowsN is the SIMD128 table's batched kernel (dotrowsn_wasm.s), which
+// decodes each weight block once for the whole batch.
+func relaxedTables() []kernelTable {
+	return []kernelTable{{
+		name: "relaxed SIMD",
+		formats: []formatKernels{
+			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotN: dotNQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed}},
+			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotN: dotNQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed}},
+		},
+	}}
+}
+
+//go:noescape
+func q4KIntSumsRelaxed(x, y *byte, nb int, out *[2 * q4KChunk]int32)
+
+//go:noescape
+func q6KIntSumsRelaxed(x, y *byte, nb int, out *[q6KChunk]int32)
+
+//go:noescape
+func q4KRowSumsRelaxed(x, y *byte, nb, rows int, out *int32)
+
+//go:noescape
+func q6KRowSumsRelaxed(x, y *byte, nb, rows int, out *int32)
+
+// dotQ4_KRelaxed is dotQ4_KSIMD128 with q4KIntSumsRelaxed.
+func dotQ4_KRelaxed(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*q4_KBytes], act[:nb*q8_KBytes]
+	var sums [2 * q4KChunk]int32
+	var sum float32
+	for c := 0; c < nb; c += q4KChunk {
+		k := min(q4KChunk, nb-c)
+		q4KIntSumsRelaxed(&w[c*q4_KBytes], &act[c*q8_KBytes], k, &sums)
+		sum = scaleQ4_KSums(sum, sums[:k], sums[q4KChunk:q4KChunk+k], w[c*q4_KBytes:], act[c*q8_KBytes:])
+	}
+	return sum
+}
+
+// dotQ6_KRelaxed is dotQ6_KSIMD128 with q6KIntSumsRelaxed.
+func dotQ6_KRelaxed(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*q6_KBytes], act[:nb*q8_KBytes]
+	var sums [q6KChunk]int32
+	var sum float32
+	for c := 0; c < nb; c += q6KChunk {
+		k := min(q6KChunk, nb-c)
+		q6KIntSumsRelaxed(&w[c*q6_KBytes], &act[c*q8_KBytes], k, &sums)
+		sum = scaleQ6_KSums(sum, sums[:k], w[c*q6_KBytes:], act[c*q8_KBytes:])
+	}
+	return sum
+}
+
+func dotNQ4_KRelaxed(n int, w []byte, acts [][]byte, out []float32) {
+	dotEach(dotQ4_KRelaxed, n, w, acts, out)
+}
+
+func dotNQ6_KRelaxed(n int, w []byte, acts [][]byte, out []float32) {
+	dotEach(dotQ6_KRelaxed, n, w, acts, out)
+}
+
+// dotRowsQ4_KRelaxed is the Q4_K DotRows kernel: dotRowsQ4_KSIMD128 with
+// the activation as it is (no prepared copy).
+func dotRowsQ4_KRelaxed(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	rowBytes := nb * q4_KBytes
+	if n > dotRowsMaxCols || nb == 0 {
+		dotRows(dotQ4_KRelaxed, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var sums [2 * dotRowsSums]int32
+	per := dotRowsSums / nb &^ 3
+	r := 0
+	for r+4 <= len(out) {
+		k := min(per, (len(out)-r)&^3)
+		q4KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, k, &sums[0])
+		scaleRowsQ4_K(out[r:r+k], sums[:k*nb], sums[k*nb:2*k*nb], w[r*rowBytes:], act, rowBytes)
+		r += k
+	}
+	for ; r < len(out); r++ {
+		q4KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, 1, &sums[0])
+		out[r] = scaleQ4_KSums(0, sums[:nb], sums[nb:2*nb], w[r*rowBytes:], act)
+	}
+}
+
+// dotRowsQ6_KRelaxed is the Q6_K DotRows kernel, as dotRowsQ4_KRelaxed.
+func dotRowsQ6_KRelaxed(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	rowBytes := nb * q6_KBytes
+	if n > dotRowsMaxCols || nb == 0 {
+		dotRows(dotQ6_KRelaxed, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var sums [dotRowsSums]int32
+	per := dotRowsSums / nb &^ 3
+	r := 0
+	for r+4 <= len(out) {
+		k := min(per, (len(out)-r)&^3)
+		q6KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, k, &sums[0])
+		scaleRowsQ6_K(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes)
+		r += k
+	}
+	for ; r < len(out); r++ {
+		q6KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, 1, &sums[0])
+		out[r] = scaleQ6_KSums(0, sums[:nb], w[r*rowBytes:], act)
+	}
+}
