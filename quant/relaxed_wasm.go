@@ -17,14 +17,15 @@ package quant
 // the engine's choice, and the results must be the reference's bits.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
-// DotRowsN is the SIMD128 table's batched kernel (dotrowsn_wasm.s), which
-// decodes each weight block once for the whole batch.
+// DotN and DotRowsN are the SIMD128 table's (DotRowsN: the batched kernel of
+// dotrowsn_wasm.s, which decodes each weight block once for the whole
+// batch, faster for prefill than relaxed dots row by row).
 func relaxedTables() []kernelTable {
 	return []kernelTable{{
 		name: "relaxed SIMD",
 		formats: []formatKernels{
-			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotN: dotNQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed}},
-			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotN: dotNQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed}},
+			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed}},
+			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed}},
 		},
 	}}
 }
@@ -67,14 +68,6 @@ func dotQ6_KRelaxed(n int, w, act []byte) float32 {
 		sum = scaleQ6_KSums(sum, sums[:k], w[c*q6_KBytes:], act[c*q8_KBytes:])
 	}
 	return sum
-}
-
-func dotNQ4_KRelaxed(n int, w []byte, acts [][]byte, out []float32) {
-	dotEach(dotQ4_KRelaxed, n, w, acts, out)
-}
-
-func dotNQ6_KRelaxed(n int, w []byte, acts [][]byte, out []float32) {
-	dotEach(dotQ6_KRelaxed, n, w, acts, out)
 }
 
 // dotRowsQ4_KRelaxed is the Q4_K DotRows kernel: dotRowsQ4_KSIMD128 with
