@@ -191,12 +191,12 @@ function messages(body) {
   return ms.map((m, i) => {
     const p = `messages[${i}]`;
     if (!isObject(m)) throw bad(p, `${p} must be an object {role, content}`);
-    for (const k of Object.keys(m)) {
-      if (k === "tool_calls" || k === "function_call") {
-        if (m[k] === null || (Array.isArray(m[k]) && !m[k].length)) continue;
-        throw bad(`${p}.${k}`, `${p}.${k}: ${NO_TOOLS}`);
-      }
-      if (k !== "role" && k !== "content" && k !== "name") throw bad(`${p}.${k}`, `unknown field ${p}.${k}`);
+    for (const [k, v] of Object.entries(m)) {
+      if (k === "role" || k === "content" || k === "name") continue;
+      // A message as a completion returned it ({role, content, refusal: null}) is taken back as it is.
+      if (v === null || v === undefined || (Array.isArray(v) && !v.length && k !== "content")) continue;
+      if (k === "tool_calls" || k === "function_call" || k === "tool_call_id") throw bad(`${p}.${k}`, `${p}.${k}: ${NO_TOOLS}`);
+      throw bad(`${p}.${k}`, `unknown field ${p}.${k}`);
     }
     if (m.name !== undefined && m.name !== null && typeof m.name !== "string") throw bad(`${p}.name`, `${p}.name must be a string`);
     const role = ROLES[m.role];
