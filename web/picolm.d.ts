@@ -334,7 +334,7 @@ export interface Completion {
 
 /** A streamed response: iterate it; leaving the loop stops the generation. */
 export interface Stream<T> extends AsyncIterableIterator<T> {
-  /** Aborting it stops the generation (the iteration then just ends). */
+  /** Aborting it stops the generation: the stream then ends with finish_reason "abort". */
   readonly controller: AbortController;
 }
 

@@ -21,7 +21,7 @@ before(() => {
   dir = mkdtempSync(join(tmpdir(), "picolm-package-"));
   // --ignore-scripts is not used: prepack (scripts/checkpack.mjs) refuses a missing build.
   const out = execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  packed = JSON.parse(out)[0];
+  packed = JSON.parse(out.slice(out.search(/^\[/m)))[0]; // after any lifecycle output
 });
 
 after(async () => {
