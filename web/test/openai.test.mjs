@@ -93,7 +93,8 @@ test("chat.completions and completions: OpenAI's shapes, streamed and not, llama
 
 test("a chat's second turn prefills only its new tokens (plain transcript and Zephyr template)", async () => {
   const zephyr = `${server.url}test-models/oai-zephyr.gguf`;
-  for (const [url, maxTokens, stream] of [[null, 16, false], [null, 300, true], [zephyr, 16, true], [zephyr, 300, false]]) {
+  // (Not the plain transcript's 300-token reply: stories260K generates a BOS, which has no text, at its 246th token.)
+  for (const [url, maxTokens, stream] of [[null, 16, false], [null, 60, true], [zephyr, 16, true], [zephyr, 300, false]]) {
     const r = await page.evaluate(([u, n, s]) => window.turns(u, n, s), [url, maxTokens, stream]);
     const what = `${url ? "zephyr" : "plain"}, max_tokens ${maxTokens} (${r.first.finish}), stream ${stream}`;
     assert.equal(r.chatTemplate, url ? "zephyr" : "", what);
