@@ -127,6 +127,7 @@ class Engine {
     this.pending = new Map(); // id -> {resolve, reject, onToken}
     this.dead = null;
     this.ready = new Promise((resolve, reject) => { this._ready = { resolve, reject }; });
+    this.ready.catch(() => {}); // a worker terminated before it started is not an unhandled rejection; awaiting ready still throws
     this.worker.onmessage = (e) => this._onMessage(e.data);
     this.worker.onerror = (e) => this._die(e.message || "the engine worker failed");
     this.onDie = null; // a shard worker marks its channel failed, so the lead stops waiting for it

@@ -126,7 +126,9 @@ test("response_format json_object, json_schema and grammar constrain the output"
   for (const [i, { content, finish }] of r.schema.entries()) {
     const v = JSON.parse(content);
     assert.ok(valid(v), `seed ${seeds[i]}: ${content}: ${JSON.stringify(valid.errors)}`);
-    assert.equal(finish, "stop");
+    // The schema's grammar (as llama.cpp's converter makes it) allows whitespace after the value:
+    // the generation ends there with the model's EOS, the grammar's end or max_tokens.
+    assert.ok(finish === "stop" || finish === "length", `seed ${seeds[i]}: ${finish}`);
   }
   for (const text of r.grammar) assert.match(text, /^(meow|purr)( (meow|purr))*$/);
   assert.deepEqual(errors, []);
