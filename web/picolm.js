@@ -569,12 +569,14 @@ export class PicoLM {
       if (opts.signal.aborted) stop();
       opts.signal.addEventListener("abort", stop, { once: true });
     }
-    this._stop = stop;
+    // The engine runs requests in the order they were sent: the first of
+    // _runs is the one generating (stop() stops it).
+    (this._runs ??= []).push(stop);
     try {
       const done = await promise;
       return { ...done.stats, memory: done.memory };
     } finally {
-      if (this._stop === stop) this._stop = null;
+      this._runs.splice(this._runs.indexOf(stop), 1);
       if (opts.signal) opts.signal.removeEventListener("abort", stop);
     }
   }
@@ -613,7 +615,7 @@ export class PicoLM {
   }
 
   /** Stop the running generation after its current token. */
-  stop() { if (this._stop) this._stop(); }
+  stop() { if (this._runs && this._runs.length) this._runs[0](); }
 
   /** Terminate the workers and free the model's memory. */
   unload() {

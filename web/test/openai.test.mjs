@@ -208,6 +208,10 @@ test("an AbortSignal ends a request with an AbortError; the model stays usable",
   assert.ok(r.long.generated >= 5 && r.long.generated < 3000, `${r.long.generated}`);
   assert.equal(r.queued.generated, 0, JSON.stringify(r.queued));
   assert.equal(r.queued.stop, "stopped");
+  assert.equal(r.firstFinish, "abort");
+  assert.ok(r.stoppedFirst >= 5 && r.stoppedFirst < 400, `${r.stoppedFirst} chunks after stop()`);
+  assert.equal(r.second.choices[0].finish_reason, "length");
+  assert.equal(r.second.usage.completion_tokens, 20);
   assert.equal(r.greedy.replace(/\n$/, ""), ref.continuation.replace(/\n$/, ""));
   assert.deepEqual(errors, []);
 });
