@@ -20,7 +20,7 @@
 //
 // Worker → page: ready, loaded {info, memory}, ok (begin accepted),
 // token {text, count, tokensPerSec}, done {stats, memory}, error {message, code}
-// (code: host.Code's classes, "model_load" for every loading message).
+// (code: host.Code's classes).
 package main
 
 import (
@@ -102,14 +102,10 @@ func (b *bridge) reply(id js.Value, typ string, fields map[string]any) {
 	b.post(m, nil)
 }
 
-// fail replies with a generation's error, classified by host.Code.
+// fail replies with an error, classified by host.Code (web/picolm.js makes
+// any error of a load a ModelLoadError).
 func (b *bridge) fail(id js.Value, err error) {
 	b.reply(id, "error", map[string]any{"message": err.Error(), "code": host.Code(err)})
-}
-
-// failLoad replies with a loading error.
-func (b *bridge) failLoad(id js.Value, err error) {
-	b.reply(id, "error", map[string]any{"message": err.Error(), "code": host.CodeModelLoad})
 }
 
 // memory reports the worker's memory: the wasm linear memory (Go's whole
@@ -135,7 +131,7 @@ func (b *bridge) memory() js.Value {
 
 func (b *bridge) loaded(id js.Value, info host.ModelInfo, err error) {
 	if err != nil {
-		b.failLoad(id, err)
+		b.fail(id, err)
 		return
 	}
 	b.reply(id, "loaded", map[string]any{"info": info.Map(), "memory": b.memory()})
@@ -156,7 +152,7 @@ func (b *bridge) handle(msg js.Value) {
 		name := msg.Get("name").String()
 		n := data.Get("byteLength").Int()
 		if err := b.w.Begin(name, int64(n)); err != nil {
-			b.failLoad(id, err)
+			b.fail(id, err)
 			return
 		}
 		if !b.copyChunk(id, data) {
@@ -166,7 +162,7 @@ func (b *bridge) handle(msg js.Value) {
 		b.loaded(id, info, err)
 	case "begin":
 		if err := b.w.Begin(msg.Get("name").String(), int64(msg.Get("size").Float())); err != nil {
-			b.failLoad(id, err)
+			b.fail(id, err)
 			return
 		}
 		b.reply(id, "ok", nil)
@@ -203,7 +199,7 @@ func (b *bridge) copyChunk(id, data js.Value) bool {
 		end := min(off+step, n)
 		dst, err := b.w.Next(end - off)
 		if err != nil {
-			b.failLoad(id, err)
+			b.fail(id, err)
 			return false
 		}
 		js.CopyBytesToGo(dst, data.Call("subarray", off, end))
@@ -218,7 +214,7 @@ func (b *bridge) readBlob(msg js.Value) {
 	id, blob := msg.Get("id"), msg.Get("blob")
 	size := int64(blob.Get("size").Float())
 	if err := b.w.Begin(msg.Get("name").String(), size); err != nil {
-		b.failLoad(id, err)
+		b.fail(id, err)
 		return
 	}
 	const step = 8 << 20
@@ -227,7 +223,7 @@ func (b *bridge) readBlob(msg js.Value) {
 		ab, err := await(blob.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
 		if err != nil {
 			b.w.Unload()
-			b.failLoad(id, err)
+			b.fail(id, err)
 			return
 		}
 		if !b.copyChunk(id, js.Global().Get("Uint8Array").New(ab)) {
