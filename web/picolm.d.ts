@@ -339,14 +339,17 @@ export interface Stream<T> extends AsyncIterableIterator<T> {
 }
 
 export class ChatCompletions {
+  private constructor();
   create(body: ChatCompletionCreateParamsStreaming, opts?: RequestOptions): Promise<Stream<ChatCompletionChunk>>;
   create(body: ChatCompletionCreateParamsNonStreaming, opts?: RequestOptions): Promise<ChatCompletion>;
   create(body: ChatCompletionCreateParams, opts?: RequestOptions): Promise<ChatCompletion | Stream<ChatCompletionChunk>>;
 }
 export class Chat {
+  private constructor();
   readonly completions: ChatCompletions;
 }
 export class Completions {
+  private constructor();
   create(body: CompletionCreateParamsStreaming, opts?: RequestOptions): Promise<Stream<Completion>>;
   create(body: CompletionCreateParamsNonStreaming, opts?: RequestOptions): Promise<Completion>;
   create(body: CompletionCreateParams, opts?: RequestOptions): Promise<Completion | Stream<Completion>>;
