@@ -55,8 +55,8 @@ func TestPlan(t *testing.T) {
 		{Options{}, [][]int{{0, 1, 2, 3, 4, 5}}}, // 128 tensors
 		{Options{MaxTensors: 2}, [][]int{{0, 1}, {2, 3}, {4, 5}}},
 		{Options{MaxTensors: 4}, [][]int{{0, 1, 2, 3}, {4, 5}}},
-		{Options{MaxBytes: 128}, [][]int{{0, 1}, {2}, {3, 4, 5}}},                 // 64+64; 224 alone; 32·3
-		{Options{MaxBytes: 64}, [][]int{{0}, {1}, {2}, {3, 4}, {5}}},             // the 224-byte tensor alone
+		{Options{MaxBytes: 128}, [][]int{{0, 1}, {2}, {3, 4, 5}}},               // 64+64; 224 alone; 32·3
+		{Options{MaxBytes: 64}, [][]int{{0}, {1}, {2}, {3, 4}, {5}}},            // the 224-byte tensor alone
 		{Options{MaxBytes: 1000, MaxTensors: 5}, [][]int{{0, 1, 2, 3, 4}, {5}}}, // either limit
 	} {
 		got, err := Plan(f, c.o)
