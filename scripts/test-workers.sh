@@ -78,7 +78,7 @@ stop() {
 }
 cleanup() {
 	stop force
-	rm -rf "$log" "$models"
+	rm -rf "$log" "$models" "${shards:-}"
 }
 trap cleanup EXIT
 
