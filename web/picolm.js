@@ -8,7 +8,8 @@
 // The engine (Go, compiled to wasm) runs in a dedicated Web Worker. A model is
 // streamed straight into the engine's memory, where it is parsed in place, so
 // it exists once in memory after loading. Models fetched by URL are kept in the
-// Cache API; PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
+// Origin Private File System (web/cache.js; the Cache API where the browser has
+// no OPFS); PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
 //
 // Go runs one thread per wasm instance, so where the page is cross-origin
 // isolated (SharedArrayBuffer) a model can be split over several Workers
@@ -23,6 +24,8 @@
 // ...) loads from its first shard's URL (the others are fetched by name beside
 // it) or from all its files at once (picked or dropped together): the shards
 // are laid end to end in the engine's memory and joined there (openShards).
+
+import { openModelStore } from "./cache.js";
 
 const CACHE = "picolm-models-v1";
 const BUILTIN = "builtin";
@@ -199,7 +202,17 @@ class Engine {
   }
 }
 
+// openCache opens the store of downloaded models: the Origin Private File
+// System where the browser has it (web/cache.js: one file per model on disk),
+// else the Cache API; null in neither (not a secure context).
 async function openCache() {
+  const store = await openModelStore();
+  return store || openLegacyCache();
+}
+
+// openLegacyCache opens the Cache API's store (where models were kept before
+// OPFS: cached() still lists them, deleteCached deletes them).
+async function openLegacyCache() {
   if (!globalThis.caches) return null; // not a secure context
   try { return await caches.open(CACHE); } catch { return null; }
 }
@@ -767,24 +780,38 @@ export class PicoLM {
 
   /** Models in the cache: [{url, bytes, cachedAt}]. */
   static async cached() {
-    const cache = await openCache();
-    if (!cache) return [];
     const out = [];
-    for (const req of await cache.keys()) {
-      const r = await cache.match(req);
-      const bytes = Number(r && r.headers.get("content-length")) || (r ? (await r.blob()).size : 0);
-      out.push({ url: req.url, bytes, cachedAt: r && r.headers.get("x-picolm-cached") });
+    for (const cache of await stores()) {
+      for (const req of await cache.keys()) {
+        const r = await cache.match(req);
+        const bytes = Number(r && r.headers.get("content-length")) || (r ? (await r.blob()).size : 0);
+        out.push({ url: req.url, bytes, cachedAt: r && r.headers.get("x-picolm-cached") });
+      }
     }
     return out;
   }
 
   /** Remove a model from the cache; resolves true if it was there. */
   static async deleteCached(url) {
-    const cache = await openCache();
-    return cache ? cache.delete(cacheKey(url)) : false;
+    let had = false;
+    for (const cache of await stores()) if (await cache.delete(cacheKey(url))) had = true;
+    return had;
   }
 
   static formatBytes(n) { return formatBytes(n); }
+}
+
+// stores are the model stores to list and delete from: OPFS and the Cache
+// API's (models cached before OPFS was used).
+async function stores() {
+  const out = [];
+  const store = await openModelStore();
+  if (store) out.push(store);
+  if (globalThis.caches && (await caches.has(CACHE).catch(() => false))) {
+    const legacy = await openLegacyCache();
+    if (legacy) out.push(legacy);
+  }
+  return out;
 }
 
 export default PicoLM;
