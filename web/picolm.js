@@ -326,7 +326,7 @@ function shardParts(source) {
     return Array.from({ length: p.count }, (_, i) => {
       const u = new URL(url.href);
       u.pathname = stem + shardTail(i + 1, p.count);
-      return { name: p.prefix + shardTail(i + 1, p.count), url: u.href };
+      return { prefix: p.prefix, no: i + 1, count: p.count, name: p.prefix + shardTail(i + 1, p.count), url: u.href };
     });
   }
   const list = Array.isArray(source) ? source : (typeof FileList !== "undefined" && source instanceof FileList) ? Array.from(source) : null;
