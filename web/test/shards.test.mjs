@@ -7,14 +7,14 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, renameSync, writeFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, launch, openPage, root, testdata } from "./harness.mjs";
+import { startServer, launch, openPage, testdata, picolmCLI } from "./harness.mjs";
 
 let server, browser;
 const prompt = "Once upon a time";
 
 // split runs `picolm split` (the CLI) on a test model into the served directory.
 function split(model, prefix, ...flags) {
-  execFileSync("go", ["run", "./wasm/cli", "split", ...flags, join(testdata, model), join(server.models, prefix)], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(picolmCLI(), ["split", ...flags, join(testdata, model), join(server.models, prefix)], { stdio: ["ignore", "ignore", "inherit"] });
   return readdirSync(server.models).filter((n) => n.startsWith(prefix + "-") && n.endsWith(".gguf")).sort();
 }
 

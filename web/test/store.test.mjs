@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { copyFileSync, rmSync, statSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, launch, root, testdata } from "./harness.mjs";
+import { startServer, launch, testdata, picolmCLI } from "./harness.mjs";
 
 let server, browser;
 
@@ -26,7 +26,7 @@ test("a model is stored once in OPFS, listed with its size, loaded with no netwo
   const file = join(server.models, name);
   copyFileSync(join(testdata, "llama-2-tiny-random.gguf"), file);
   const size = statSync(file).size;
-  execFileSync("go", ["run", "./wasm/cli", "split", "--split-max-tensors", "20", join(testdata, "stories260K.gguf"), join(server.models, "store-s")], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(picolmCLI(), ["split", "--split-max-tensors", "20", join(testdata, "stories260K.gguf"), join(server.models, "store-s")], { stdio: ["ignore", "ignore", "inherit"] });
   const shards = readdirSync(server.models).filter((n) => n.startsWith("store-s-")).sort();
   assert.equal(shards.length, 3);
   const url = `${server.url}test-models/${name}`;
