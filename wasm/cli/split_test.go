@@ -205,3 +205,24 @@ func TestGGUFPySplit(t *testing.T) {
 		t.Fatal("no reference case for stories260K")
 	}
 }
+
+// TestQuantizeSplitInput: quantize reads a split model from its first
+// shard and writes what it writes from the unsplit file (llama-quantize's
+// synth-small-Q8_0.gguf).
+func TestQuantizeSplitInput(t *testing.T) {
+	dir := t.TempDir()
+	paths := splitModel(t, shareddata.Path(t, "synth/synth-small-F32.gguf"), filepath.Join(dir, "f32"), 3, "--split-max-size", "2M")
+	out := filepath.Join(dir, "q8.gguf")
+	runCLI(t, []string{"quantize", paths[0], out, "Q8_0", "-j", "1"})
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(shareddata.Path(t, "synth/synth-small-Q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("quantized from %d shards: not llama-quantize's synth-small-Q8_0.gguf", len(paths))
+	}
+}
