@@ -58,8 +58,8 @@ func ShardName(prefix string, no, count int) string {
 
 // ParseShardName splits a shard's name (or path, or URL path) into its
 // prefix, its index from 0 and the shard count. ok is false unless the name
-// ends in -NNNNN-of-MMMMM.gguf (five digits each, 1 <= NNNNN <= MMMMM) after
-// a non-empty prefix.
+// ends in -NNNNN-of-MMMMM.gguf (five digits each, 1 <= NNNNN <= MMMMM <=
+// MaxShards) after a non-empty prefix.
 func ParseShardName(name string) (prefix string, no, count int, ok bool) {
 	const tail = len("-00001-of-00003.gguf")
 	if len(name) <= tail || !strings.HasSuffix(name, ".gguf") {
@@ -81,7 +81,7 @@ func ParseShardName(name string) (prefix string, no, count int, ok bool) {
 	}
 	a, ok1 := digits(s[1:6])
 	b, ok2 := digits(s[10:15])
-	if !ok1 || !ok2 || a < 1 || a > b {
+	if !ok1 || !ok2 || a < 1 || a > b || b > MaxShards {
 		return "", 0, 0, false
 	}
 	return name[:len(name)-tail], a - 1, b, true

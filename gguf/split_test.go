@@ -95,6 +95,7 @@ func TestShardName(t *testing.T) {
 		{"https://x/y/Model-Q4_K_M-00003-of-00003.gguf", "https://x/y/Model-Q4_K_M", 2, 3, true},
 		{"-00001-of-00002.gguf", "", 0, 0, false},       // empty prefix
 		{"m-00003-of-00002.gguf", "", 0, 0, false},      // past the count
+		{"m-00001-of-70000.gguf", "", 0, 0, false},      // split.count is a u16
 		{"m-00000-of-00002.gguf", "", 0, 0, false},      // numbered from 1
 		{"m-0001-of-00002.gguf", "", 0, 0, false},       // four digits
 		{"m-00001-of-00002.GGUF", "", 0, 0, false},      // the extension is lower case

@@ -293,6 +293,7 @@ async function download(cache, url, name, opts) {
 // SHARD_TAIL matches the end of a shard's name, "-00001-of-00003.gguf"
 // (llama_split_path's "%s-%05d-of-%05d.gguf", numbered from 1).
 const SHARD_TAIL = /-(\d{5})-of-(\d{5})\.gguf$/;
+const MAX_SHARDS = 65535; // split.count is a u16
 
 function shardTail(no, count) {
   return `-${String(no).padStart(5, "0")}-of-${String(count).padStart(5, "0")}.gguf`;
@@ -304,7 +305,7 @@ function parseShardName(name) {
   if (!m) return null;
   const no = Number(m[1]), count = Number(m[2]);
   const prefix = name.slice(0, m.index);
-  return prefix && no >= 1 && no <= count ? { prefix, no, count } : null;
+  return prefix && no >= 1 && no <= count && count <= MAX_SHARDS ? { prefix, no, count } : null;
 }
 
 function baseName(url) {
@@ -352,8 +353,8 @@ function shardParts(source) {
   return [...byNo.keys()].sort((a, b) => a - b).map((k) => byNo.get(k));
 }
 
-function missingShards(names, count, prefix) {
-  const more = names.length > 4 ? ` and ${names.length - 4} more` : "";
+function missingShards(names, count, prefix, unchecked = false) {
+  const more = names.length > 4 ? ` and ${names.length - 4} more` : unchecked ? " (and maybe more: the rest were not checked)" : "";
   return new PicoLMError(`missing shard${names.length > 1 ? "s" : ""}: ${names.slice(0, 4).join(", ")}${more} of the ${count} shards of ${prefix}. Nothing was loaded.`);
 }
 
@@ -368,17 +369,18 @@ async function openShards(source, opts) {
   const count = parts.length, prefix = parts[0].prefix, name = parts[0].name;
   const cache = opts.cache === false ? null : await openCache();
   const missing = [];
-  let total = 0;
+  let total = 0, unchecked = false;
   for (const p of parts) {
     if (p.blob) { total += p.blob.size; continue; }
     const hit = cache && (await cache.match(p.url));
     if (hit) { p.blob = await hit.blob(); p.cached = true; total += p.blob.size; continue; }
+    if (missing.length >= 4) { unchecked = true; break; } // enough to name
     let resp = null;
     try { resp = await fetch(p.url, { method: "HEAD", signal: opts.signal }); } catch { /* the download says why */ }
     if (resp && (resp.status === 404 || resp.status === 410)) missing.push(p.name);
     else if (resp && resp.ok) total += Number(resp.headers.get("content-length")) || 0;
   }
-  if (missing.length) throw missingShards(missing, count, prefix);
+  if (missing.length) throw missingShards(missing, count, prefix, unchecked);
   if (total > maxModelBytes) throw tooLarge(`${name} (${count} shards)`, total);
   let done = 0;
   const partOpts = {

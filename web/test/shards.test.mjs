@@ -87,20 +87,25 @@ test("broken split GGUF sets are refused, naming the shard, before any download"
   try {
     const { page, errors } = await shardsPage(context);
     const refused = (src, opts = {}) => page.evaluate(([s, o]) => window.refused(s, o), [src, opts]);
+    let r;
 
     // A missing shard on the server: named, nothing downloaded or cached.
     renameSync(join(server.models, a[1]), join(server.models, "a-moved.gguf"));
     for (const workers of [1, 2]) {
-      const r = await refused(u(a[0]), { workers });
+      r = await refused(u(a[0]), { workers });
       assert.match(r.message, /^PicoLMError: missing shard: a-00002-of-00003\.gguf of the 3 shards of a\. Nothing was loaded\./, r.message);
       assert.equal(r.progress, 0);
       assert.deepEqual(r.cached, []);
     }
     renameSync(join(server.models, "a-moved.gguf"), join(server.models, a[1]));
+    // A first shard that claims 9999: four missing are named after four HEAD requests, not 9998.
+    copyFileSync(join(server.models, a[0]), join(server.models, "many-00001-of-09999.gguf"));
+    r = await refused(u("many-00001-of-09999.gguf"), { workers: 1 });
+    assert.match(r.message, /missing shards: many-00002-of-09999\.gguf, many-00003-of-09999\.gguf, many-00004-of-09999\.gguf, many-00005-of-09999\.gguf \(and maybe more: the rest were not checked\) of the 9999 shards of many/, r.message);
 
     // Files: one missing, two models' names, a file that is not a shard, a repeated shard.
     const f = (n, name = n) => ({ url: u(n), name });
-    let r = await refused({ files: [f(a[0]), f(a[2])] });
+    r = await refused({ files: [f(a[0]), f(a[2])] });
     assert.match(r.message, /missing shard: a-00002-of-00003\.gguf of the 3 shards of a/);
     r = await refused({ files: [f(a[0]), f(b[1]), f(a[2])] });
     assert.match(r.message, /a-00001-of-00003\.gguf and b-00002-of-00003\.gguf are not shards of the same split model/);
