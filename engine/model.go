@@ -106,9 +106,10 @@ func Load(f *gguf.File) (*Model, error) { return LoadWith(f, LoadOptions{}) }
 
 // LoadOptions choose how much of a model an instance loads.
 type LoadOptions struct {
-	// Data reads the tensors' bytes (at file offsets) when f comes from
-	// gguf.ParseHeader, whose tensors have no Data. The bytes an instance
-	// holds are then copied out of it (only those).
+	// Data reads the tensors' bytes (at f.Pos: file offsets, or for a split
+	// model offsets in its shards laid end to end) when f comes from
+	// gguf.ParseHeader or gguf.ParseHeaderSet, whose tensors have no Data.
+	// The bytes an instance holds are then copied out of it (only those).
 	Data io.ReaderAt
 	// Part of Parts splits every weight matrix over Parts instances by
 	// rows: this one loads the rows [rows·Part/Parts, rows·(Part+1)/Parts)
@@ -124,6 +125,15 @@ type LoadOptions struct {
 
 // LoadWith is Load with options.
 func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
+	// One shard of a split model alone has only some of the tensors (the
+	// later ones none of the metadata): say so rather than name a tensor.
+	if f.Shards == nil {
+		if no, count, ok, err := f.SplitKeys(); err != nil {
+			return nil, err
+		} else if ok && count > 1 {
+			return nil, fmt.Errorf("%w: the file is shard %d of %d of a split model: load all its shards together (gguf.OpenSet finds them by name)", gguf.ErrShardMissing, no+1, count)
+		}
+	}
 	cfg, err := readConfig(f)
 	if err != nil {
 		return nil, err
@@ -349,11 +359,13 @@ func (m *Model) Identity() [32]byte { return m.identity }
 func modelIdentity(ld *loader) ([32]byte, error) {
 	f := ld.f
 	h := sha256.New()
-	b := f.Bytes()
-	// Header, metadata and tensor table: everything before the data section,
-	// plus a sample of the data so two models sharing a header differ.
-	end := min(int(f.DataOffset), len(b))
-	h.Write(b[:end])
+	// Header, metadata and tensor table: everything before the data section
+	// (of every shard of a split model), plus a sample of the data so two
+	// models sharing a header differ.
+	for _, p := range f.Parts() {
+		b := p.Bytes()
+		h.Write(b[:min(int(p.DataOffset), len(b))])
+	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		d, err := ld.bytes(t, 0, min(ld.size(t), 64))
@@ -393,7 +405,7 @@ func (ld *loader) bytes(t *gguf.TensorInfo, off, n int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s has no data and no reader was given", ErrMissing, t.Name)
 	}
 	b := make([]byte, n)
-	if _, err := ld.r.ReadAt(b, int64(ld.f.DataOffset+t.Offset)+int64(off)); err != nil {
+	if _, err := ld.r.ReadAt(b, int64(ld.f.Pos(t))+int64(off)); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", t.Name, err)
 	}
 	return b, nil

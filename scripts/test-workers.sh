@@ -10,7 +10,8 @@
 #     that the glue answers and replaces it;
 #   - build-free/ (config-free.capnp, build.sh --free): no embedded model,
 #     so it fits the free plan's 3 MB; the Worker fetches stories260K from
-#     MODEL_URL, a second workerd service (a disk directory) on 127.0.0.1.
+#     MODEL_URL, a second workerd service (a disk directory) on 127.0.0.1;
+#     then again with MODEL_URL the first shard of a split stories260K.
 # For each: starts `workerd serve` on 127.0.0.1, waits until it accepts
 # connections, runs the Go client tests and stops workerd: SIGTERM, which
 # must end it within STOP_GRACE seconds (workerd drains the requests in
@@ -77,7 +78,7 @@ stop() {
 }
 cleanup() {
 	stop force
-	rm -rf "$log" "$models"
+	rm -rf "$log" "$models" "${shards:-}"
 }
 trap cleanup EXIT
 
@@ -141,3 +142,17 @@ pid=$!
 waitport "$port"
 waitport "$mport"
 PICOLM_WORKER_MODEL_SOURCE="$url" PICOLM_WORKER_MODEL_DIR="$models" e2e "build-free/ (model from MODEL_URL)" TestE2E
+
+# The free bundle again, MODEL_URL the first shard of a split GGUF: the
+# Worker fetches the others by name. TestE2ESplit writes the shards into
+# the (new, empty) directory, one missing at first.
+shards=$(mktemp -d)
+url="http://127.0.0.1:$mport/stories-00001-of-00003.gguf"
+MODEL_URL="$url" "$WORKERD" serve wasm/cloudflare/config-free.capnp \
+	--socket-addr "http=127.0.0.1:$port" --socket-addr "models=127.0.0.1:$mport" \
+	--directory-path "models=$shards" >"$log" 2>&1 &
+pid=$!
+waitport "$port"
+waitport "$mport"
+PICOLM_WORKER_MODEL_SOURCE="$url" PICOLM_WORKER_SPLIT_DIR="$shards" e2e "build-free/ (a split GGUF from MODEL_URL)" TestE2ESplit
+rm -rf "$shards"

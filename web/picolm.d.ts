@@ -68,8 +68,11 @@ export interface LoadOptions {
   name?: string;
 }
 
-/** A model: a URL, a File or Blob, bytes (transferred), or "builtin" / nothing for the built-in stories260K. */
-export type ModelSource = string | URL | Blob | ArrayBuffer | Uint8Array | "builtin" | null | undefined;
+/**
+ * A model: a URL, a File or Blob, bytes (transferred), or "builtin" / nothing for the built-in stories260K.
+ * A split GGUF (NAME-00001-of-0000N.gguf): its first shard's URL, or all its Files (an array or a FileList) or URLs.
+ */
+export type ModelSource = string | URL | Blob | ArrayBuffer | Uint8Array | readonly (File | string | URL)[] | FileList | "builtin" | null | undefined;
 
 export interface ModelInfo {
   name: string;

@@ -9,7 +9,8 @@
 // The engine (Go, compiled to wasm) runs in a dedicated Web Worker. A model is
 // streamed straight into the engine's memory, where it is parsed in place, so
 // it exists once in memory after loading. Models fetched by URL are kept in the
-// Cache API; PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
+// Origin Private File System (web/cache.js; the Cache API where the browser has
+// no OPFS); PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
 //
 // Go runs one thread per wasm instance, so where the page is cross-origin
 // isolated (SharedArrayBuffer) a model can be split over several Workers
@@ -19,6 +20,13 @@
 // through a SharedArrayBuffer and Atomics (wasm/browser/worker/split_js.go). The model
 // file passes through one SharedArrayBuffer that every worker copies its part
 // out of, and is dropped after loading: the model still exists once.
+//
+// A model split into shards by llama.cpp's gguf-split (NAME-00001-of-00003.gguf,
+// ...) loads from its first shard's URL (the others are fetched by name beside
+// it) or from all its files at once (picked or dropped together): the shards
+// are laid end to end in the engine's memory and joined there (openShards).
+
+import { openModelStore } from "./cache.js";
 
 import { PicoLMError, AbortError, BadRequestError, ModelLoadError, fromWorker } from "./errors.js";
 import { Chat, Completions } from "./openai.js";
@@ -194,7 +202,17 @@ class Engine {
   }
 }
 
+// openCache opens the store of downloaded models: the Origin Private File
+// System where the browser has it (web/cache.js: one file per model on disk),
+// else the Cache API; null in neither (not a secure context).
 async function openCache() {
+  const store = await openModelStore();
+  return store || openLegacyCache();
+}
+
+// openLegacyCache opens the Cache API's store (where models were kept before
+// OPFS: cached() still lists them, deleteCached deletes them).
+async function openLegacyCache() {
   if (!globalThis.caches) return null; // not a secure context
   try { return await caches.open(CACHE); } catch { return null; }
 }
@@ -270,6 +288,142 @@ async function download(cache, url, name, opts) {
     if (e instanceof PicoLMError || (opts.signal && opts.signal.aborted)) throw e;
     return false; // the cache refused it (quota): the caller streams instead
   }
+}
+
+// SHARD_TAIL matches the end of a shard's name, "-00001-of-00003.gguf"
+// (llama_split_path's "%s-%05d-of-%05d.gguf", numbered from 1).
+const SHARD_TAIL = /-(\d{5})-of-(\d{5})\.gguf$/;
+const MAX_SHARDS = 65535; // split.count is a u16
+
+function shardTail(no, count) {
+  return `-${String(no).padStart(5, "0")}-of-${String(count).padStart(5, "0")}.gguf`;
+}
+
+// parseShardName splits a shard's name: {prefix, no (from 1), count}, or null.
+function parseShardName(name) {
+  const m = SHARD_TAIL.exec(name);
+  if (!m) return null;
+  const no = Number(m[1]), count = Number(m[2]);
+  const prefix = name.slice(0, m.index);
+  return prefix && no >= 1 && no <= count && count <= MAX_SHARDS ? { prefix, no, count } : null;
+}
+
+function baseName(url) {
+  return decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
+}
+
+// shardParts returns the shards a source names, in order, as
+// [{name, url} or {name, blob}]: for a URL whose name is a shard's (of 2 or
+// more), every shard's URL beside it; for several Files, Blobs (with names)
+// or URLs, those, checked to be every shard of one split model. null for
+// any other source (one file).
+function shardParts(source) {
+  if (typeof source === "string" || source instanceof URL) {
+    const url = new URL(String(source), location.href);
+    const p = parseShardName(baseName(url.href));
+    if (!p || p.count < 2) return null;
+    // The tail is ASCII: it ends the raw (percent-encoded) path too.
+    const stem = url.pathname.slice(0, url.pathname.length - shardTail(1, 1).length);
+    return Array.from({ length: p.count }, (_, i) => {
+      const u = new URL(url.href);
+      u.pathname = stem + shardTail(i + 1, p.count);
+      return { prefix: p.prefix, no: i + 1, count: p.count, name: p.prefix + shardTail(i + 1, p.count), url: u.href };
+    });
+  }
+  const list = Array.isArray(source) ? source : (typeof FileList !== "undefined" && source instanceof FileList) ? Array.from(source) : null;
+  if (!list || list.length < 2) return null;
+  const parts = list.map((item) => {
+    const isBlob = item instanceof Blob;
+    if (!isBlob && typeof item !== "string" && !(item instanceof URL)) throw new PicoLMError("the shards of a split model are given as Files (or Blobs with names) or URLs");
+    const name = isBlob ? (item.name || "") : baseName(cacheKey(String(item)));
+    const p = parseShardName(name);
+    if (!p) throw new PicoLMError(`${name || "a Blob without a name"} is not named as a shard of a split model (NAME-00001-of-00003.gguf): give one model file, or every shard of one split model`);
+    return { ...p, name, ...(isBlob ? { blob: item } : { url: cacheKey(String(item)) }) };
+  });
+  const first = parts[0];
+  const byNo = new Map();
+  for (const q of parts) {
+    if (q.prefix !== first.prefix || q.count !== first.count) throw new PicoLMError(`${first.name} and ${q.name} are not shards of the same split model`);
+    if (byNo.has(q.no)) throw new PicoLMError(`shard ${q.no} of ${q.count} is given twice (${byNo.get(q.no).name})`);
+    byNo.set(q.no, q);
+  }
+  const missing = [];
+  for (let i = 1; i <= first.count; i++) if (!byNo.has(i)) missing.push(first.prefix + shardTail(i, first.count));
+  if (missing.length) throw missingShards(missing, first.count, first.prefix);
+  return [...byNo.keys()].sort((a, b) => a - b).map((k) => byNo.get(k));
+}
+
+function missingShards(names, count, prefix, unchecked = false) {
+  const more = names.length > 4 ? ` and ${names.length - 4} more` : unchecked ? " (and maybe more: the rest were not checked)" : "";
+  return new PicoLMError(`missing shard${names.length > 1 ? "s" : ""}: ${names.slice(0, 4).join(", ")}${more} of the ${count} shards of ${prefix}. Nothing was loaded.`);
+}
+
+// openShards opens the shards of a split GGUF that source names (see
+// shardParts): null for one file, else {name, names, sizes, blobs, size,
+// fromCache, urls, cache}, every shard a Blob, downloads kept in the cache
+// as with one file. Every shard is checked to exist (a HEAD request for one
+// not cached) and the total size to fit before anything is downloaded.
+async function openShards(source, opts) {
+  const parts = shardParts(source);
+  if (!parts) return null;
+  const count = parts.length, prefix = parts[0].prefix, name = parts[0].name;
+  const cache = opts.cache === false ? null : await openCache();
+  const missing = [];
+  let total = 0, unchecked = false;
+  for (const p of parts) {
+    if (p.blob) { total += p.blob.size; continue; }
+    const hit = cache && (await cache.match(p.url));
+    if (hit) { p.blob = await hit.blob(); p.cached = true; total += p.blob.size; continue; }
+    if (missing.length >= 4) { unchecked = true; break; } // enough to name
+    let resp = null;
+    try { resp = await fetch(p.url, { method: "HEAD", signal: opts.signal }); } catch { /* the download says why */ }
+    if (resp && (resp.status === 404 || resp.status === 410)) missing.push(p.name);
+    else if (resp && resp.ok) total += Number(resp.headers.get("content-length")) || 0;
+  }
+  if (missing.length) throw missingShards(missing, count, prefix, unchecked);
+  if (total > maxModelBytes) throw tooLarge(`${name} (${count} shards)`, total);
+  let done = 0;
+  const partOpts = {
+    ...opts,
+    onProgress: opts.onProgress && ((q) => opts.onProgress({ ...q, loaded: done + q.loaded, total: Math.max(total, done + q.total), fraction: total ? (done + q.loaded) / total : 0, name })),
+  };
+  for (const p of parts) {
+    if (!p.blob) {
+      let hit = null;
+      if (cache && (await download(cache, p.url, p.name, partOpts))) hit = await cache.match(p.url);
+      p.blob = hit ? await hit.blob() : await (await fetchOK(p.url, opts)).resp.blob();
+    }
+    done += p.blob.size;
+  }
+  const sizes = parts.map((p) => p.blob.size);
+  const size = sizes.reduce((a, b) => a + b, 0);
+  if (size > maxModelBytes) throw tooLarge(`${name} (${count} shards)`, size);
+  return {
+    name, names: parts.map((p) => p.name), sizes, blobs: parts.map((p) => p.blob), size,
+    fromCache: parts.every((p) => p.cached), urls: parts.filter((p) => p.url).map((p) => p.url), cache,
+  };
+}
+
+// loadShards hands a split GGUF's shards (openShards) to the worker, which
+// reads them one after the other into one buffer.
+async function loadShards(engine, set, opts) {
+  const started = performance.now();
+  const onMsg = (m) => {
+    if (!opts.onProgress) return;
+    const secs = (performance.now() - started) / 1000;
+    opts.onProgress({ loaded: m.loaded, total: set.size, fraction: set.size ? m.loaded / set.size : 1, bytesPerSec: secs > 0 ? m.loaded / secs : 0, fromCache: set.fromCache, name: set.name });
+  };
+  try {
+    return await engine.request({ type: "blob", name: set.name, blobs: set.blobs, names: set.names }, [], onMsg);
+  } catch (e) {
+    await forgetShards(set);
+    throw e;
+  }
+}
+
+// forgetShards drops a refused split model's shards from the cache.
+async function forgetShards(set) {
+  if (set && set.cache) for (const u of set.urls) await set.cache.delete(u).catch(() => {});
 }
 
 // loadBlob hands a Blob to the worker, which reads it in slices.
@@ -360,6 +514,19 @@ async function splitSource(source, opts) {
       }
     },
   });
+  const set = await openShards(source, opts);
+  if (set) {
+    return {
+      name: set.name, size: set.size, sizes: set.sizes, names: set.names, fromCache: set.fromCache, set,
+      async fill(u8) {
+        let off = 0;
+        for (const [i, blob] of set.blobs.entries()) {
+          await fromBlob(blob, set.names[i], set.fromCache).fill(u8.subarray(off, off + blob.size));
+          off += blob.size;
+        }
+      },
+    };
+  }
   source = ownBuffer(source);
   if (source instanceof ArrayBuffer) {
     // Taken from the caller as with one worker (detached there), copied into
@@ -419,13 +586,15 @@ async function loadSplit(engine, source, opts, n) {
       shards.push(shard);
     }
     await Promise.all(shards.map((s) => s.ready));
-    shards.forEach((s, i) => s.post({ type: "shard", id: 0, model, size: src.size, part: i + 1, parts: n, channel: channels[i] }));
-    const loaded = await engine.request({ type: "loadSplit", name: src.name, model, size: src.size, channels });
+    const files = src.sizes ? { sizes: src.sizes, names: src.names } : {}; // a split GGUF's shards, end to end
+    shards.forEach((s, i) => s.post({ type: "shard", id: 0, model, size: src.size, part: i + 1, parts: n, channel: channels[i], ...files }));
+    const loaded = await engine.request({ type: "loadSplit", name: src.name, model, size: src.size, channels, ...files });
     model = null; // every worker has its part: the file's buffer can go
     return { loaded, shards };
   } catch (e) {
     for (const s of shards) s.terminate();
     if (src.cache && src.url) await src.cache.delete(src.url).catch(() => {}); // do not keep a file the engine refused
+    await forgetShards(src.set);
     throw e;
   }
 }
@@ -463,7 +632,11 @@ export class PicoLM {
   /**
    * Load a model: a URL (fetched, cached), a File or Blob (streamed), an
    * ArrayBuffer or Uint8Array (transferred to the worker: the caller's buffer
-   * is detached), or nothing / "builtin" for the built-in stories260K.
+   * is detached), or nothing / "builtin" for the built-in stories260K. A split
+   * GGUF (llama.cpp's gguf-split, NAME-00001-of-00003.gguf, ...): the URL of
+   * its first shard (the others are fetched beside it, each cached), or an
+   * array or FileList of all its Files (or URLs); a missing shard is named
+   * before anything is downloaded.
    * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache}), signal, cache: true, workerURL,
    * workers: the Workers the model is split over (default defaultWorkers(); 1 where the page is not
    * cross-origin isolated and for the built-in model), build: "relaxed" or "simd128" (default wasmBuild())}.
@@ -496,6 +669,7 @@ export class PicoLM {
   }
 
   static async _loadInto(engine, source, opts) {
+    if ((Array.isArray(source) || (typeof FileList !== "undefined" && source instanceof FileList)) && source.length === 1) source = source[0];
     const n = workersFor(source, opts);
     await engine.ready;
     if (n > 1) return loadSplit(engine, source, opts, n);
@@ -511,6 +685,8 @@ export class PicoLM {
       return engine.request({ type: "load", name, bytes: source }, [source]);
     }
     if (source instanceof Blob) return loadBlob(engine, source, source.name || "model.gguf", false, opts);
+    const set = await openShards(source, opts);
+    if (set) return loadShards(engine, set, opts);
     const url = cacheKey(String(source));
     const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
     const cache = opts.cache === false ? null : await openCache();
@@ -627,21 +803,22 @@ export class PicoLM {
 
   /** Models in the cache: [{url, bytes, cachedAt}]. */
   static async cached() {
-    const cache = await openCache();
-    if (!cache) return [];
     const out = [];
-    for (const req of await cache.keys()) {
-      const r = await cache.match(req);
-      const bytes = Number(r && r.headers.get("content-length")) || (r ? (await r.blob()).size : 0);
-      out.push({ url: req.url, bytes, cachedAt: r && r.headers.get("x-picolm-cached") });
+    for (const cache of await stores()) {
+      for (const req of await cache.keys()) {
+        const r = await cache.match(req);
+        const bytes = Number(r && r.headers.get("content-length")) || (r ? (await r.blob()).size : 0);
+        out.push({ url: req.url, bytes, cachedAt: r && r.headers.get("x-picolm-cached") });
+      }
     }
     return out;
   }
 
   /** Remove a model from the cache; resolves true if it was there. */
   static async deleteCached(url) {
-    const cache = await openCache();
-    return cache ? cache.delete(cacheKey(url)) : false;
+    let had = false;
+    for (const cache of await stores()) if (await cache.delete(cacheKey(url))) had = true;
+    return had;
   }
 
   static formatBytes(n) { return formatBytes(n); }
@@ -654,6 +831,19 @@ function loadError(e, opts) {
   if (opts.signal && opts.signal.aborted) return e instanceof AbortError ? e : new AbortError(e && e.message ? e.message : "loading was aborted", { cause: e });
   if (e instanceof PicoLMError && e.code !== "engine") return e;
   return new ModelLoadError(e && e.message ? e.message : String(e), { cause: e });
+}
+
+// stores are the model stores to list and delete from: OPFS and the Cache
+// API's (models cached before OPFS was used).
+async function stores() {
+  const out = [];
+  const store = await openModelStore();
+  if (store) out.push(store);
+  if (globalThis.caches && (await caches.has(CACHE).catch(() => false))) {
+    const legacy = await openLegacyCache();
+    if (legacy) out.push(legacy);
+  }
+  return out;
 }
 
 export default PicoLM;

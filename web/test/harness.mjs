@@ -1,7 +1,7 @@
 // Shared setup of the browser tests: the Go static server (build/serve, made
 // by scripts/serve.sh --build-only) and headless Debian Chromium through
 // playwright-core.
-import { spawn } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -50,4 +50,15 @@ export async function openPage(context, url) {
   await page.goto(url);
   await page.waitForSelector("body[data-state=idle]", { timeout: 30000 });
   return page;
+}
+
+// picolmCLI builds the CLI (wasm/cli) once into a temporary directory and
+// returns its path, for tests that make model files with it (picolm split).
+let cli = null;
+export function picolmCLI() {
+  if (!cli) {
+    cli = join(mkdtempSync(join(tmpdir(), "picolm-cli-")), "picolm");
+    execFileSync("go", ["build", "-o", cli, "./wasm/cli"], { cwd: root, stdio: "inherit" }); // GOTOOLCHAIN from scripts/test-browser.sh
+  }
+  return cli;
 }

@@ -7,7 +7,9 @@
 // Loading streams the file into one Go []byte exactly once: Begin allocates
 // it (refusing sizes over MaxModelBytes before any byte is copied), the
 // bridge copies chunks into the slices Next hands out, and Finish parses the
-// GGUF in place (tensors stay views into the buffer).
+// GGUF in place (tensors stay views into the buffer). A model split into
+// shards by llama.cpp's gguf-split is loaded the same way, its files laid end
+// to end in the one buffer (Files, BeginFiles).
 package host
 
 import (
@@ -111,6 +113,49 @@ type Done struct {
 	Stop         string // eos, max_tokens, context, json, grammar, stop_sequence, stopped
 }
 
+// Files are the files a model is in, laid end to end in one buffer: a GGUF
+// file, or the shards of a split GGUF in order (gguf.ParseSet): their names
+// (for messages and the shard-name checks) and sizes.
+type Files struct {
+	Names []string
+	Sizes []int64
+}
+
+// OneFile is a model in one file.
+func OneFile(name string, size int64) Files {
+	return Files{Names: []string{name}, Sizes: []int64{size}}
+}
+
+// Size is the files' total size.
+func (fs Files) Size() int64 {
+	n := int64(0)
+	for _, s := range fs.Sizes {
+		n += min(max(s, 0), 1<<53) // sizes come from JS numbers; the sum cannot overflow
+	}
+	return n
+}
+
+func (fs Files) check() error {
+	if len(fs.Sizes) == 0 || len(fs.Names) != len(fs.Sizes) || len(fs.Sizes) > gguf.MaxShards {
+		return fmt.Errorf("%w: %d file names and %d sizes", ErrLoading, len(fs.Names), len(fs.Sizes))
+	}
+	for i, s := range fs.Sizes {
+		if s <= 0 {
+			return fmt.Errorf("%w: %s is empty", ErrLoading, fs.Names[i])
+		}
+	}
+	return nil
+}
+
+// parseHeaders parses the header of every file of fs, laid end to end in r,
+// and joins a split GGUF's shards into one model (gguf.ParseHeaderSet).
+func parseHeaders(r io.ReaderAt, fs Files) (*gguf.File, error) {
+	if err := fs.check(); err != nil {
+		return nil, err
+	}
+	return gguf.ParseHeaderSet(r, fs.Sizes, fs.Names)
+}
+
 // Worker is the engine host. Its methods are called from one goroutine,
 // except Stop, which may be called at any time.
 type Worker struct {
@@ -118,6 +163,7 @@ type Worker struct {
 	buf    []byte
 	filled int
 	name   string
+	files  Files
 
 	// loaded
 	file  *gguf.File
@@ -153,9 +199,19 @@ func (w *Worker) LoadDefault() (ModelInfo, error) {
 // Begin starts loading a file of size bytes: the only allocation of the
 // model's bytes. The current model is unloaded first so its memory can be
 // reused.
-func (w *Worker) Begin(name string, size int64) error {
+func (w *Worker) Begin(name string, size int64) error { return w.BeginFiles(name, OneFile(name, size)) }
+
+// BeginFiles is Begin for a model in several files (a split GGUF's shards),
+// which come one after the other; name names them all.
+func (w *Worker) BeginFiles(name string, fs Files) error {
 	if w.running.Load() {
 		return ErrBusy
+	}
+	size := fs.Size()
+	if len(fs.Sizes) > 1 {
+		if err := fs.check(); err != nil {
+			return err
+		}
 	}
 	if size > MaxModelBytes {
 		return fmt.Errorf("%w: %s is %s; the wasm32 engine holds at most %s (a 32-bit memory of 4 GiB, with room for the KV cache)",
@@ -168,6 +224,7 @@ func (w *Worker) Begin(name string, size int64) error {
 	w.buf = make([]byte, size)
 	w.filled = 0
 	w.name = name
+	w.files = fs
 	return nil
 }
 
@@ -197,9 +254,14 @@ func (w *Worker) Finish() (ModelInfo, error) {
 		w.Unload()
 		return ModelInfo{}, err
 	}
-	b, name := w.buf, w.name
+	b, name, fs := w.buf, w.name, w.files
 	w.buf = nil
-	return w.load(b, name)
+	f, err := gguf.ParseSet(b, fs.Sizes, fs.Names)
+	if err != nil {
+		w.Unload()
+		return ModelInfo{}, err
+	}
+	return w.open(f, name, int64(len(b)), engine.LoadOptions{}, nil)
 }
 
 // LoadSplit loads the lead's part of a model split over 1+len(peers)
@@ -208,16 +270,23 @@ func (w *Worker) Finish() (ModelInfo, error) {
 // copied out of it: the header, the embeddings and norms, and its rows of
 // every matrix. The peers serve the other parts (see LoadShard).
 func (w *Worker) LoadSplit(name string, r io.ReaderAt, size int64, peers []engine.Peer) (ModelInfo, error) {
+	return w.LoadSplitFiles(name, r, OneFile(name, size), peers)
+}
+
+// LoadSplitFiles is LoadSplit for a model in the files fs (a split GGUF's
+// shards), laid end to end in r.
+func (w *Worker) LoadSplitFiles(name string, r io.ReaderAt, fs Files, peers []engine.Peer) (ModelInfo, error) {
 	if w.running.Load() {
 		return ModelInfo{}, ErrBusy
 	}
+	size := fs.Size()
 	if size > MaxModelBytes {
 		return ModelInfo{}, fmt.Errorf("%w: %s is %s; the browser engine holds at most %s", ErrTooLarge, name, FormatBytes(size), FormatBytes(MaxModelBytes))
 	}
 	w.Unload()
-	f, err := gguf.ParseHeader(r, size)
+	f, err := parseHeaders(r, fs)
 	if err != nil {
-		return ModelInfo{}, fmt.Errorf("%s: %w", name, err)
+		return ModelInfo{}, err
 	}
 	return w.open(f, name, size, engine.LoadOptions{Data: r, Parts: 1 + len(peers)}, peers)
 }
@@ -225,10 +294,16 @@ func (w *Worker) LoadSplit(name string, r io.ReaderAt, size int64, peers []engin
 // LoadShard loads part of parts of the model of size bytes read through r,
 // for a Web Worker that serves it to the lead (LoadSplit).
 func LoadShard(r io.ReaderAt, size int64, part, parts int) (*engine.Shard, error) {
-	if size > MaxModelBytes {
+	return LoadShardFiles(r, OneFile("the model file", size), part, parts)
+}
+
+// LoadShardFiles is LoadShard for a model in the files fs (a split GGUF's
+// shards), laid end to end in r.
+func LoadShardFiles(r io.ReaderAt, fs Files, part, parts int) (*engine.Shard, error) {
+	if size := fs.Size(); size > MaxModelBytes {
 		return nil, fmt.Errorf("%w: %s", ErrTooLarge, FormatBytes(size))
 	}
-	f, err := gguf.ParseHeader(r, size)
+	f, err := parseHeaders(r, fs)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +374,7 @@ func (w *Worker) Unload() {
 	if w.sess != nil {
 		w.sess.Close()
 	}
-	w.buf, w.filled, w.name = nil, 0, ""
+	w.buf, w.filled, w.name, w.files = nil, 0, "", Files{}
 	w.file, w.model, w.sess = nil, nil, nil
 	w.info = ModelInfo{}
 }

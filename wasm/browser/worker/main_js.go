@@ -10,7 +10,12 @@
 //	                                 the lead of a model split over workers (split_js.go)
 //	shard    {model, size, part, parts, channel}  serve a part (never returns; replies shardReady or error)
 //	begin    {name, size}            then chunk {data: ArrayBuffer}..., then end
-//	blob     {name, blob: Blob}      read by the worker in slices (progress {loaded} replies), then loaded
+//	blob     {name, blob: Blob}      read by the worker in slices (progress {loaded} replies), then loaded;
+//	         {name, blobs: [Blob], names}  the shards of a split GGUF, in order, read one after the other
+//
+// loadSplit and shard take the shards of a split GGUF laid end to end in
+// model, with sizes: [n] and names: [string].
+//
 //	sync     {}                      answered with ok once the messages before it are handled
 //	generate {prompt | messages, maxTokens, temperature, topP, topK, minP, seed, json,
 //	          grammar (GBNF source), jsonSchema (a JSON Schema as text), stop: [string]}
@@ -211,25 +216,42 @@ func (b *bridge) copyChunk(id, data js.Value) bool {
 // slices straight into the Go buffer: nothing but one slice is ever held by
 // JS, and the page's heap is not involved.
 func (b *bridge) readBlob(msg js.Value) {
-	id, blob := msg.Get("id"), msg.Get("blob")
-	size := int64(blob.Get("size").Float())
-	if err := b.w.Begin(msg.Get("name").String(), size); err != nil {
+	id := msg.Get("id")
+	var blobs []js.Value
+	var fs host.Files
+	if bs := msg.Get("blobs"); bs.Type() != js.TypeObject {
+		blob := msg.Get("blob")
+		blobs, fs = []js.Value{blob}, host.OneFile(msg.Get("name").String(), int64(blob.Get("size").Float()))
+	} else {
+		names := msg.Get("names")
+		for i := range bs.Length() {
+			blobs = append(blobs, bs.Index(i))
+			fs.Sizes = append(fs.Sizes, int64(bs.Index(i).Get("size").Float()))
+			fs.Names = append(fs.Names, strAt(names, i))
+		}
+	}
+	if err := b.w.BeginFiles(msg.Get("name").String(), fs); err != nil {
 		b.fail(id, err)
 		return
 	}
 	const step = 8 << 20
-	for off := int64(0); off < size; off += step {
-		end := min(off+step, size)
-		ab, err := await(blob.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
-		if err != nil {
-			b.w.Unload()
-			b.fail(id, err)
-			return
+	loaded := int64(0)
+	for _, blob := range blobs {
+		size := int64(blob.Get("size").Float())
+		for off := int64(0); off < size; off += step {
+			end := min(off+step, size)
+			ab, err := await(blob.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
+			if err != nil {
+				b.w.Unload()
+				b.fail(id, err)
+				return
+			}
+			if !b.copyChunk(id, js.Global().Get("Uint8Array").New(ab)) {
+				return
+			}
+			loaded += end - off
+			b.reply(id, "progress", map[string]any{"loaded": float64(loaded)})
 		}
-		if !b.copyChunk(id, js.Global().Get("Uint8Array").New(ab)) {
-			return
-		}
-		b.reply(id, "progress", map[string]any{"loaded": float64(end)})
 	}
 	info, err := b.w.Finish()
 	b.loaded(id, info, err)
@@ -326,6 +348,30 @@ func (b *bridge) generate(msg js.Value) {
 		stats["split"] = map[string]any{"prefill": splitStats(k0, k1), "decode": splitStats(k1, b.counters())}
 	}
 	b.reply(id, "done", map[string]any{"stats": stats, "memory": b.memory()})
+}
+
+// strAt is v[i] as a string: "" unless v is an array of more than i
+// elements with a string there.
+func strAt(v js.Value, i int) string {
+	if v.Type() != js.TypeObject || i >= v.Length() {
+		return ""
+	}
+	return str(v.Index(i))
+}
+
+// filesOf reads the files of a loadSplit or shard message: the shards of
+// a split GGUF (sizes: [n], names: [string]) or one file of size bytes.
+func filesOf(msg js.Value, name string, size int64) host.Files {
+	sizes := msg.Get("sizes")
+	if sizes.Type() != js.TypeObject {
+		return host.OneFile(name, size)
+	}
+	var fs host.Files
+	for i := range min(sizes.Length(), 1<<16) {
+		fs.Sizes = append(fs.Sizes, int64(flt(sizes.Index(i), 0)))
+		fs.Names = append(fs.Names, strAt(msg.Get("names"), i))
+	}
+	return fs
 }
 
 func str(v js.Value) string {

@@ -274,7 +274,8 @@ func (b *bridge) loadSplit(msg js.Value) {
 		b.fail(id, err)
 		return
 	}
-	info, err := b.w.LoadSplit(str(msg.Get("name")), r, size, peers)
+	name := str(msg.Get("name"))
+	info, err := b.w.LoadSplitFiles(name, r, filesOf(msg, name, size), peers)
 	if err != nil {
 		b.peers = nil
 	}
@@ -303,7 +304,7 @@ func (b *bridge) serveShard(msg js.Value) {
 		failed(err)
 		return
 	}
-	sh, err := host.LoadShard(r, size, msg.Get("part").Int(), msg.Get("parts").Int())
+	sh, err := host.LoadShardFiles(r, filesOf(msg, "the model file", size), msg.Get("part").Int(), msg.Get("parts").Int())
 	if err != nil {
 		failed(err)
 		return
