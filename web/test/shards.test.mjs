@@ -93,7 +93,7 @@ test("broken split GGUF sets are refused, naming the shard, before any download"
     renameSync(join(server.models, a[1]), join(server.models, "a-moved.gguf"));
     for (const workers of [1, 2]) {
       r = await refused(u(a[0]), { workers });
-      assert.match(r.message, /^PicoLMError: missing shard: a-00002-of-00003\.gguf of the 3 shards of a\. Nothing was loaded\./, r.message);
+      assert.match(r.message, /^ModelLoadError: missing shard: a-00002-of-00003\.gguf of the 3 shards of a\. Nothing was loaded\./, r.message);
       assert.equal(r.progress, 0);
       assert.deepEqual(r.cached, []);
     }
