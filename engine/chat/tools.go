@@ -17,8 +17,9 @@ package chat
 // (probed once per template: the probe's names must appear in its output)
 // get them as Hugging Face's apply_chat_template passes them. For what a
 // template does not render (and for the plain transcript), the fallback is:
-//   - the tools: a system message listing them as JSON in <tools></tools>
-//     and asking for the format above (merged after the first system
+//   - the tools: a system message listing them as compact JSON ({"name",
+//     "description", "parameters"}) in <tools></tools> and asking for the
+//     format above (merged after the first system
 //     message's text when there is one);
 //   - an assistant's calls: appended to its content as <tool_call> blocks;
 //   - tool results: a user message holding each result in
@@ -148,22 +149,23 @@ func ToolsPrompt(tools []Tool) string {
 	return b.String()
 }
 
-// toolJSON is a tool as OpenAI's {"type": "function", "function": {...}}.
+// toolJSON is a tool as compact JSON, {"name", "description",
+// "parameters"}: a small model's context is short.
 func toolJSON(t Tool) string {
 	var b bytes.Buffer
-	b.WriteString(`{"type": "function", "function": {"name": `)
+	b.WriteString(`{"name":`)
 	writeJSONString(&b, t.Name)
 	if t.Description != "" {
-		b.WriteString(`, "description": `)
+		b.WriteString(`,"description":`)
 		writeJSONString(&b, t.Description)
 	}
 	if len(t.Parameters) > 0 {
-		b.WriteString(`, "parameters": `)
+		b.WriteString(`,"parameters":`)
 		if json.Compact(&b, t.Parameters) != nil {
 			b.WriteString("{}")
 		}
 	}
-	b.WriteString("}}")
+	b.WriteString("}")
 	return b.String()
 }
 

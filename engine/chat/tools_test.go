@@ -245,7 +245,7 @@ func TestFormatToolsFallback(t *testing.T) {
 	if got != want {
 		t.Errorf("plain: got\n%q\nwant\n%q", got, want)
 	}
-	if !strings.Contains(tools, `{"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": {"type":"object","properties":{"city":{"type":"string"}}}}}`) {
+	if !strings.Contains(tools, `{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}`) {
 		t.Errorf("tools prompt %q", tools)
 	}
 	src, _ := Builtin("zephyr")

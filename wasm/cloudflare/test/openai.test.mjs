@@ -74,7 +74,7 @@ test("response_format json_schema: every output validates (ajv), at temperature 
   let n = 0;
   for (const [name, schema] of Object.entries(schemas)) {
     const validate = ajv.compile(schema);
-    for (const seed of [1, 2, 3, 4]) {
+    for (const seed of [1, 2]) {
       const r = await client.chat.completions.create({
         messages: user("Give me the data."),
         max_tokens: 200,
@@ -112,25 +112,18 @@ test("response_format json_object gives JSON", async () => {
   JSON.parse(r.choices[0].message.content);
 });
 
+// Small tools: stories260K's context is 512 positions and its tokens are
+// short, and the tools go into the prompt.
 const weather = {
   type: "function",
   function: {
     name: "get_weather",
-    description: "The weather in a city",
-    parameters: {
-      type: "object",
-      properties: { city: { type: "string", maxLength: 10 }, unit: { enum: ["celsius", "fahrenheit"] } },
-      required: ["city", "unit"],
-      additionalProperties: false,
-    },
+    parameters: { type: "object", properties: { city: { type: "string", maxLength: 10 }, unit: { enum: ["c", "f"] } }, required: ["city", "unit"] },
   },
 };
 const time = {
   type: "function",
-  function: {
-    name: "get_time",
-    parameters: { type: "object", properties: { zone: { type: "string", pattern: "^[A-Z]{3}$" } }, required: ["zone"], additionalProperties: false },
-  },
+  function: { name: "get_time", parameters: { type: "object", properties: { zone: { type: "string", pattern: "^[A-Z]{3}$" } }, required: ["zone"] } },
 };
 const toolSchema = Object.fromEntries([weather, time].map((t) => [t.function.name, ajv.compile(t.function.parameters)]));
 
@@ -144,7 +137,7 @@ function checkCall(call, names) {
 }
 
 test("tools: tool_choice required and named give valid tool_calls", async () => {
-  for (const seed of [1, 2, 3]) {
+  for (const seed of [1, 2]) {
     const r = await client.chat.completions.create({
       messages: user("What is the weather in Paris?"),
       tools: [weather, time],
@@ -165,6 +158,7 @@ test("tools: tool_choice required and named give valid tool_calls", async () => 
       messages: user("Call it."),
       tools: [weather, time],
       tool_choice: { type: "function", function: { name } },
+      parallel_tool_calls: false,
       max_tokens: 120,
       temperature: 0.8,
       seed: 4,
@@ -175,7 +169,8 @@ test("tools: tool_choice required and named give valid tool_calls", async () => 
 });
 
 test("tools: streaming deltas (index, id, type, name first, then argument pieces) equal the whole answer", async () => {
-  const req = { messages: user("Weather?"), tools: [weather, time], tool_choice: "required", max_tokens: 120, temperature: 1, seed: 11 };
+  // Parallel calls (the default): the model goes on calling until max_tokens.
+  const req = { messages: user("Weather?"), tools: [weather, time], tool_choice: "required", max_tokens: 100, temperature: 1, seed: 11 };
   const whole = (await client.chat.completions.create(req)).choices[0].message;
   const calls = [];
   let finish;
@@ -202,6 +197,7 @@ test("tools: streaming deltas (index, id, type, name first, then argument pieces
   }
   assert.equal(finish, "tool_calls");
   assert.deepEqual(calls.map((c) => c.function), whole.tool_calls.map((c) => c.function));
+  console.log(`streamed ${calls.length} parallel calls: ${calls.map((c) => c.function.name).join(", ")}`);
   calls.forEach((c) => checkCall(c, ["get_weather", "get_time"]));
 
   // The client's own accumulator reads the same stream into the same calls.
@@ -212,8 +208,8 @@ test("tools: streaming deltas (index, id, type, name first, then argument pieces
 
 test("tools: auto gives text or valid calls; none gives text", async () => {
   let texts = 0;
-  for (const seed of [1, 2, 3, 4, 5]) {
-    const r = await client.chat.completions.create({ messages: user("Hello!"), tools: [weather], max_tokens: 40, temperature: 1, seed });
+  for (const seed of [1, 2, 3]) {
+    const r = await client.chat.completions.create({ messages: user("Hello!"), tools: [weather], parallel_tool_calls: false, max_tokens: 30, temperature: 1, seed });
     const c = r.choices[0];
     if (c.message.tool_calls?.length) {
       assert.equal(c.finish_reason, "tool_calls");
@@ -226,11 +222,11 @@ test("tools: auto gives text or valid calls; none gives text", async () => {
   const r = await client.chat.completions.create({ messages: user("Hello!"), tools: [weather], tool_choice: "none", max_tokens: 20, temperature: 0 });
   assert.equal(r.choices[0].message.tool_calls, undefined);
   assert.equal(typeof r.choices[0].message.content, "string");
-  console.log(`tool_choice auto: ${texts} of 5 replies were text`);
+  console.log(`tool_choice auto: ${texts} of 3 replies were text`);
 });
 
 test("tools: a call and its result go back into the conversation", async () => {
-  const first = await client.chat.completions.create({ messages: user("Weather in Oslo?"), tools: [weather], tool_choice: "required", max_tokens: 100, temperature: 0 });
+  const first = await client.chat.completions.create({ messages: user("Weather in Oslo?"), tools: [weather], tool_choice: "required", parallel_tool_calls: false, max_tokens: 100, temperature: 0 });
   const msg = first.choices[0].message;
   const call = msg.tool_calls[0];
   const messages = [
@@ -238,10 +234,12 @@ test("tools: a call and its result go back into the conversation", async () => {
     msg, // as the client got it: content null, tool_calls
     { role: "tool", tool_call_id: call.id, content: '{"temperature": 3}' },
   ];
-  const second = await client.chat.completions.create({ messages, tools: [weather], tool_choice: "none", max_tokens: 16, temperature: 0 });
+  const second = await client.chat.completions.create({ messages, max_tokens: 16, temperature: 0 });
   assert.equal(typeof second.choices[0].message.content, "string");
-  // The call and the result are in the prompt: it is longer than the first.
-  assert.ok(second.usage.prompt_tokens > first.usage.prompt_tokens + 10, `${second.usage.prompt_tokens} vs ${first.usage.prompt_tokens}`);
+  // The call and the result are in the prompt: it is longer than the
+  // conversation without them.
+  const bare = await client.chat.completions.create({ messages: user("Weather in Oslo?"), max_tokens: 1, temperature: 0 });
+  assert.ok(second.usage.prompt_tokens > bare.usage.prompt_tokens + 20, `${second.usage.prompt_tokens} vs ${bare.usage.prompt_tokens}`);
   await badRequest(
     () => client.chat.completions.create({ messages: [...user("x"), msg, { role: "tool", content: "3" }], max_tokens: 4 }),
     "messages[2].tool_call_id",

@@ -206,8 +206,10 @@ func (s *Server) run(ctx context.Context, sess *engine.Session, j *job, out func
 	if err != nil && !stuck {
 		return res, err
 	}
+	cut := false // the reply ends inside a call
 	if !hit && !aborted {
 		if ts != nil {
+			cut = ts.InCall()
 			ts.Flush(event)
 		}
 		if rest := stop.flush(); len(rest) > 0 {
@@ -218,7 +220,10 @@ func (s *Server) run(ctx context.Context, sess *engine.Session, j *job, out func
 		send(piece{})
 	}
 	res.finish = finishReason(res.stats.Stop, hit)
-	if calls > 0 && res.finish != "length" {
+	if calls > 0 && !cut {
+		// Every call is complete (the grammar closes them in time; with
+		// parallel calls it may still allow another when max_tokens ends
+		// the reply).
 		res.finish = "tool_calls"
 	}
 	if stuck {
