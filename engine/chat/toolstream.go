@@ -46,7 +46,9 @@ func (p *ToolStream) Calls() int { return p.calls }
 
 // InCall reports whether the text so far ends inside a call: its head, its
 // arguments or before its closing marker.
-func (p *ToolStream) InCall() bool { return p.state == tsHead || p.state == tsArgs || p.state == tsTail }
+func (p *ToolStream) InCall() bool {
+	return p.state == tsHead || p.state == tsArgs || p.state == tsTail
+}
 
 // Push reads text and passes what it decides to ev, in order.
 func (p *ToolStream) Push(text string, ev func(ToolEvent)) {
