@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -267,4 +268,32 @@ func TestFormatToolsFallback(t *testing.T) {
 	if a != b {
 		t.Errorf("FormatTools without tools %q, Format %q", a, b)
 	}
+}
+
+// FuzzToolGrammar: any tool (name and parameters) either compiles, and
+// CheckTool accepts it, or is refused with ErrTools; never a panic.
+func FuzzToolGrammar(f *testing.F) {
+	f.Add("get_weather", string(weatherTool.Parameters), "auto")
+	f.Add("f", `{"properties":{"a":{"$ref":"#"}}}`, "required")
+	f.Add("f", `{"anyOf":[{"type":"object"},{"type":"string"}]}`, "function")
+	f.Add("x-y", `{"$defs":{"a":{"type":"object"}},"$ref":"#/$defs/a"}`, "required")
+	f.Fuzz(func(t *testing.T, name, params, mode string) {
+		tool := Tool{Name: name, Parameters: json.RawMessage(params)}
+		if !json.Valid(tool.Parameters) {
+			tool.Parameters = nil
+		}
+		g, err := ToolGrammar([]Tool{tool}, ToolChoice{Mode: mode, Function: name, Parallel: len(params)%2 == 0})
+		if err != nil {
+			if !errors.Is(err, ErrTools) {
+				t.Fatalf("%v does not wrap ErrTools", err)
+			}
+			return
+		}
+		if mode == "auto" && !g.Recognise("hello") {
+			t.Fatalf("auto refuses text")
+		}
+		if err := CheckTool(tool); err != nil {
+			t.Fatalf("ToolGrammar compiles %+v, CheckTool refuses it: %v", tool, err)
+		}
+	})
 }

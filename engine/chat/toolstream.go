@@ -12,7 +12,7 @@ type ToolEvent struct {
 	Content string // content text (not part of any call)
 	Call    bool   // a part of a call
 	Index   int    // the call's number in the reply, from 0
-	Name    string // the call's function, in its first event
+	Name    string // the call's function, in its first event (never empty there; "" in the others)
 	Args    string // a piece of the arguments
 }
 
@@ -200,8 +200,8 @@ func parseHead(s string) (name string, n int, ok bool) {
 			case '\\':
 				j++
 			case '"':
-				if err := json.Unmarshal([]byte(s[i:j+1]), &name); err != nil {
-					return -1
+				if err := json.Unmarshal([]byte(s[i:j+1]), &name); err != nil || name == "" {
+					return -1 // a call names a function
 				}
 				i = j + 1
 				return 1
