@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
@@ -385,6 +384,3 @@ func TestLogprobsAndSeed(t *testing.T) {
 func samplingOf(temp float32, seed uint64) sample.Params {
 	return sample.Params{Temperature: temp, TopP: 1, Seed: seed}
 }
-
-// readRepoFile reads a file by its path from the repository root.
-func readRepoFile(path string) ([]byte, error) { return os.ReadFile("../../../../" + path) }
