@@ -299,14 +299,19 @@ func parseTool(raw json.RawMessage, param string) (chat.Tool, *apiError) {
 
 // grammarCache keeps the last compiled grammars by their source, so a
 // repeated schema or tool list is compiled once (and a session's matcher
-// for it is kept).
+// for it is kept). Only small grammars are kept (up to grammarCacheElems
+// elements each): a few large ones from hostile requests must not fill the
+// Worker's 128 MB.
 type grammarCache struct {
 	mu    sync.Mutex
 	m     map[string]*grammar.GBNF
 	order []string
 }
 
-const grammarCacheSize = 16
+const (
+	grammarCacheSize  = 16
+	grammarCacheElems = 1 << 16
+)
 
 func (c *grammarCache) get(key string, compile func() (*grammar.GBNF, error)) (*grammar.GBNF, error) {
 	c.mu.Lock()
@@ -318,6 +323,9 @@ func (c *grammarCache) get(key string, compile func() (*grammar.GBNF, error)) (*
 	g, err := compile()
 	if err != nil {
 		return nil, err
+	}
+	if _, elems := g.Rules(); elems > grammarCacheElems {
+		return g, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
