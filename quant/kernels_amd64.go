@@ -25,6 +25,7 @@ func platformTables() []kernelTable {
 			{IQ1_S, kernels{dot: dotIQ1_SAVX2, dotN: dotNIQ1_SAVX2, dotRowsN: dotRowsNIQ1_SAVX2}},
 			{IQ1_M, kernels{dot: dotIQ1_MAVX2, dotN: dotNIQ1_MAVX2, dotRowsN: dotRowsNIQ1_MAVX2}},
 			{TQ2_0, kernels{dot: dotTQ2_0AVX2, dotN: dotNTQ2_0AVX2, dotRowsN: dotRowsNTQ2_0AVX2}},
+			{TQ1_0, kernels{dot: dotTQ1_0AVX2, dotN: dotNTQ1_0AVX2, dotRowsN: dotRowsNTQ1_0AVX2}},
 			{Q4_0, kernels{dot: dotQ4_0AVX2, dotN: dotNQ4_0AVX2, dotRows: dotRowsQ4_0AVX2, dotRowsN: dotRowsNQ4_0AVX2}},
 			{Q8_0, kernels{dot: dotQ8_0AVX2, dotN: dotNQ8_0AVX2, dotRows: dotRowsQ8_0AVX2, dotRowsN: dotRowsNQ8_0AVX2}},
 			{Q4_K, kernels{dot: dotQ4_KAVX2, dotN: dotNQ4_KAVX2, dotRows: dotRowsQ4_KAVX2, dotRowsN: dotRowsNQ4_KAVX2}},

@@ -3,6 +3,7 @@
 //   import { PicoLM } from "./web/picolm.js";
 //   const m = await PicoLM.load(urlOrFileOrBytes, { onProgress: p => console.log(p.loaded, p.total) });
 //   for await (const piece of m.generate("Once upon a time", { maxTokens: 64, temperature: 0 })) out.textContent += piece;
+//   const r = await m.chat.completions.create({ messages: [{ role: "user", content: "Hi" }] }); // OpenAI's shapes (web/openai.js)
 //   m.unload();
 //
 // The engine (Go, compiled to wasm) runs in a dedicated Web Worker. A model is
@@ -18,6 +19,12 @@
 // through a SharedArrayBuffer and Atomics (wasm/browser/worker/split_js.go). The model
 // file passes through one SharedArrayBuffer that every worker copies its part
 // out of, and is dropped after loading: the model still exists once.
+
+import { PicoLMError, AbortError, BadRequestError, ModelLoadError, fromWorker } from "./errors.js";
+import { Chat, Completions } from "./openai.js";
+
+export { PicoLMError, BadRequestError, ContextFullError, ModelLoadError, AbortError } from "./errors.js";
+export { Chat, ChatCompletions, Completions } from "./openai.js";
 
 const CACHE = "picolm-models-v1";
 const BUILTIN = "builtin";
@@ -74,16 +81,8 @@ export function wasmBuild() {
 // buildFor is the build opts.build asks for (default wasmBuild()).
 function buildFor(opts) {
   const b = opts.build ?? wasmBuild();
-  if (!BUILDS.includes(b)) throw new PicoLMError(`build must be one of ${BUILDS.join(", ")}, got ${b}`);
+  if (!BUILDS.includes(b)) throw new BadRequestError(`build must be one of ${BUILDS.join(", ")}, got ${b}`, "build");
   return b;
-}
-
-/** A loading error whose message is meant for people. */
-export class PicoLMError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "PicoLMError";
-  }
 }
 
 function formatBytes(n) {
@@ -129,14 +128,15 @@ class Engine {
     this.pending = new Map(); // id -> {resolve, reject, onToken}
     this.dead = null;
     this.ready = new Promise((resolve, reject) => { this._ready = { resolve, reject }; });
+    this.ready.catch(() => {}); // a worker terminated before it started is not an unhandled rejection; awaiting ready still throws
     this.worker.onmessage = (e) => this._onMessage(e.data);
     this.worker.onerror = (e) => this._die(e.message || "the engine worker failed");
     this.onDie = null; // a shard worker marks its channel failed, so the lead stops waiting for it
   }
 
-  _die(message) {
+  _die(message, code = "engine") {
     if (this.onDie) this.onDie();
-    this.dead = new PicoLMError(message);
+    this.dead = new PicoLMError(message, code);
     this._ready.reject(this.dead);
     for (const p of this.pending.values()) p.reject(this.dead);
     this.pending.clear();
@@ -162,7 +162,7 @@ class Engine {
         return;
       case "error":
         this.pending.delete(msg.id);
-        p.reject(new PicoLMError(msg.message));
+        p.reject(fromWorker(msg));
         return;
       default: // ok, loaded, done, unloaded
         this.pending.delete(msg.id);
@@ -190,7 +190,7 @@ class Engine {
 
   terminate() {
     this.worker.terminate();
-    this._die("the model was unloaded");
+    this._die("the model was unloaded", "no_model");
   }
 }
 
@@ -432,7 +432,7 @@ async function loadSplit(engine, source, opts, n) {
 
 function workersFor(source, opts) {
   const n = opts.workers ?? defaultWorkers();
-  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) throw new PicoLMError(`workers must be an integer from 1 to ${MAX_WORKERS}, got ${n}`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) throw new BadRequestError(`workers must be an integer from 1 to ${MAX_WORKERS}, got ${n}`, "workers");
   // The built-in model is part of the engine's binary: it is not split.
   if (source === BUILTIN || source == null || !canSplit()) return 1;
   return n;
@@ -444,6 +444,10 @@ export class PicoLM {
     this._engine = engine;
     this._shards = shards;
     this._set(loaded);
+    /** OpenAI's chat completions: chat.completions.create({messages, ...}) (web/openai.js). */
+    this.chat = new Chat(this);
+    /** OpenAI's text completions: completions.create({prompt, ...}) (web/openai.js). */
+    this.completions = new Completions(this);
   }
 
   /** The engine build the workers run: "relaxed" or "simd128" (see wasmBuild). */
@@ -471,7 +475,7 @@ export class PicoLM {
       return new PicoLM(engine, loaded, shards);
     } catch (e) {
       engine.terminate();
-      throw e;
+      throw loadError(e, opts);
     }
   }
 
@@ -480,7 +484,12 @@ export class PicoLM {
     this.info = null;
     for (const s of this._shards) s.terminate();
     this._shards = [];
-    const { loaded, shards } = await PicoLM._loadInto(this._engine, source, opts);
+    let loaded, shards;
+    try {
+      ({ loaded, shards } = await PicoLM._loadInto(this._engine, source, opts));
+    } catch (e) {
+      throw loadError(e, opts);
+    }
     this._shards = shards;
     this._set(loaded);
     return this;
@@ -535,13 +544,23 @@ export class PicoLM {
    * (the synchronisations, the lead's time waiting for the other Workers, each other Worker's time computing).
    * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template
    * (a plain "User: ..." / "Assistant:" transcript for a model without one).
-   * opts: {maxTokens: 256, temperature: 0.8, topP: 0.9, topK: 0, seed: 42, json: false, signal, onToken({text, count, tokensPerSec})}.
+   * opts: {maxTokens: 256 (0: until the model ends or the context is full), temperature: 0.8, topP: 0.9, topK: 0, minP: 0,
+   * seed: 42, json: false, grammar: GBNF source, jsonSchema: a JSON Schema (an object or its text), stop: [strings],
+   * signal, onToken({text, count, tokensPerSec})}. At most one of json, grammar and jsonSchema. A generation ended by a stop
+   * sequence has stop "stop_sequence" (the text before it is emitted); one stopped by stop() or the signal has stop "stopped".
    */
   async run(input, opts = {}) {
     const e = this._engine;
     await e.ready;
     if (e.dead) throw e.dead;
-    const msg = { type: "generate", maxTokens: opts.maxTokens ?? 256, temperature: opts.temperature ?? 0.8, topP: opts.topP ?? 0.9, topK: opts.topK ?? 0, seed: opts.seed ?? 42, json: !!opts.json };
+    if (opts.signal && opts.signal.aborted) {
+      // Aborted before it started: nothing is generated.
+      return { prompt: "", promptTokens: 0, cachedTokens: 0, prefillMs: 0, generated: 0, decodeMs: 0, tokensPerSec: 0, stop: "stopped", memory: this.memory };
+    }
+    const msg = { type: "generate", maxTokens: opts.maxTokens ?? 256, temperature: opts.temperature ?? 0.8, topP: opts.topP ?? 0.9, topK: opts.topK ?? 0, minP: opts.minP ?? 0, seed: opts.seed ?? 42, json: !!opts.json };
+    if (opts.grammar != null) msg.grammar = String(opts.grammar);
+    if (opts.jsonSchema != null) msg.jsonSchema = typeof opts.jsonSchema === "string" ? opts.jsonSchema : JSON.stringify(opts.jsonSchema);
+    if (opts.stop != null) msg.stop = (typeof opts.stop === "string" ? [opts.stop] : Array.from(opts.stop)).map(String);
     if (Array.isArray(input)) msg.messages = input.map((m) => ({ role: String(m.role), content: String(m.content) }));
     else msg.prompt = String(input);
     const id = e.nextId++;
@@ -551,12 +570,14 @@ export class PicoLM {
       if (opts.signal.aborted) stop();
       opts.signal.addEventListener("abort", stop, { once: true });
     }
-    this._stop = stop;
+    // The engine runs requests in the order they were sent: the first of
+    // _runs is the one generating (stop() stops it).
+    (this._runs ??= []).push(stop);
     try {
       const done = await promise;
       return { ...done.stats, memory: done.memory };
     } finally {
-      if (this._stop === stop) this._stop = null;
+      this._runs.splice(this._runs.indexOf(stop), 1);
       if (opts.signal) opts.signal.removeEventListener("abort", stop);
     }
   }
@@ -595,7 +616,7 @@ export class PicoLM {
   }
 
   /** Stop the running generation after its current token. */
-  stop() { if (this._stop) this._stop(); }
+  stop() { if (this._runs && this._runs.length) this._runs[0](); }
 
   /** Terminate the workers and free the model's memory. */
   unload() {
@@ -624,6 +645,15 @@ export class PicoLM {
   }
 
   static formatBytes(n) { return formatBytes(n); }
+}
+
+// loadError is the error a failed load rejects with: an AbortError when
+// opts.signal was aborted, a typed error as it is, any other one as a
+// ModelLoadError with the same message.
+function loadError(e, opts) {
+  if (opts.signal && opts.signal.aborted) return e instanceof AbortError ? e : new AbortError(e && e.message ? e.message : "loading was aborted", { cause: e });
+  if (e instanceof PicoLMError && e.code !== "engine") return e;
+  return new ModelLoadError(e && e.message ? e.message : String(e), { cause: e });
 }
 
 export default PicoLM;

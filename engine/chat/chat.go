@@ -91,7 +91,10 @@ func (f *Formatter) FormatTools(msgs []Message, tools []Tool) (string, error) {
 //	...
 //	Assistant:
 //
-// which a base model continues after "Assistant:".
+// which a base model continues after "Assistant:". A content that starts
+// with a space gets no second one: a reply as the model generated it after
+// "Assistant:" (" Once upon...") comes back as the same text, so a later turn
+// reuses the cached tokens of the earlier ones.
 func Plain(msgs []Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
@@ -103,11 +106,14 @@ func Plain(msgs []Message) string {
 	for _, m := range msgs {
 		switch m.Role {
 		case "user":
-			b.WriteString("User: ")
+			b.WriteString("User:")
 		case "assistant":
-			b.WriteString("Assistant: ")
+			b.WriteString("Assistant:")
 		default:
 			continue
+		}
+		if !strings.HasPrefix(m.Content, " ") {
+			b.WriteByte(' ')
 		}
 		b.WriteString(m.Content)
 		b.WriteByte('\n')

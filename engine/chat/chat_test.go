@@ -324,4 +324,9 @@ func TestPlain(t *testing.T) {
 	if got := Plain(msgs); got != "Be kind.\n\nUser: Tell a story.\nAssistant: Once\nUser: More.\nAssistant:" {
 		t.Errorf("Plain = %q", got)
 	}
+	// A reply as generated after "Assistant:" starts with a space: it is not doubled.
+	msgs = []Message{{"user", "Hi"}, {"assistant", " Once upon"}, {"user", "  More."}}
+	if got := Plain(msgs); got != "User: Hi\nAssistant: Once upon\nUser:  More.\nAssistant:" {
+		t.Errorf("Plain = %q", got)
+	}
 }

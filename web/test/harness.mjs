@@ -17,11 +17,12 @@ export const chromiumArgs = [
   "--enable-precise-memory-info",
 ];
 
-// startServer runs build/serve on a free port with the test models directory
-// mounted at /test-models/ and resolves with {url, models, stop}.
-export async function startServer() {
+// startServer runs build/serve on a free port, serving dir (default the
+// repo root) with the test models directory mounted at /test-models/, and
+// resolves with {url, models, stop}.
+export async function startServer(dir = root) {
   const models = mkdtempSync(join(tmpdir(), "picolm-models-"));
-  const proc = spawn(join(root, "build", "serve"), ["-addr", "127.0.0.1:0", "-root", root, "-mount", `/test-models/=${models}`], { stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(join(root, "build", "serve"), ["-addr", "127.0.0.1:0", "-root", dir, "-mount", `/test-models/=${models}`], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error("server did not start: " + out)), 15000);

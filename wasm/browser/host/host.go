@@ -19,6 +19,8 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
+	"github.com/picolm/picolm-wasm/engine/grammar"
+	"github.com/picolm/picolm-wasm/engine/jinja"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
@@ -41,6 +43,13 @@ var (
 	ErrLoading   = errors.New("load protocol error")
 	ErrBusy      = errors.New("a generation is already running")
 	ErrBadParams = errors.New("bad generation parameters")
+)
+
+// MaxStops is the most stop sequences a request may give, and MaxStopBytes
+// the longest one (OpenAI allows 4).
+const (
+	MaxStops     = 16
+	MaxStopBytes = 1024
 )
 
 // ModelInfo describes the loaded model to the page.
@@ -70,8 +79,17 @@ type GenerateRequest struct {
 	Temperature float32
 	TopP        float32
 	TopK        int
+	MinP        float32
 	Seed        uint64
 	JSON        bool
+	// Grammar (GBNF, llama.cpp's syntax) or JSONSchema (a JSON Schema
+	// document), when set, constrain the output; at most one of them and
+	// JSON may be set.
+	Grammar    string
+	JSONSchema string
+	// Stop ends the generation at the first of these texts; the text before
+	// it is emitted, the stop sequence and anything after are not.
+	Stop []string
 }
 
 // Token is the reply for one generated token.
@@ -90,7 +108,7 @@ type Done struct {
 	Generated    int
 	DecodeMs     float64
 	TokensPerSec float64
-	Stop         string // eos, max_tokens, context, json, stopped
+	Stop         string // eos, max_tokens, context, json, grammar, stop_sequence, stopped
 }
 
 // Worker is the engine host. Its methods are called from one goroutine,
@@ -109,6 +127,11 @@ type Worker struct {
 
 	running atomic.Bool
 	stop    atomic.Bool
+
+	// the last compiled grammar, by its source (a chat reusing one schema
+	// compiles it once, and the session keeps its matcher)
+	gramSrc string
+	gram    *grammar.GBNF
 }
 
 // New returns a Worker with no model.
@@ -313,8 +336,15 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	}
 	defer w.running.Store(false)
 	w.stop.Store(false)
-	if r.MaxTokens < 0 || r.TopK < 0 || r.Temperature < 0 || r.TopP < 0 || r.TopP > 1 {
-		return Done{}, fmt.Errorf("%w: maxTokens %d, temperature %g, topP %g, topK %d", ErrBadParams, r.MaxTokens, r.Temperature, r.TopP, r.TopK)
+	if r.MaxTokens < 0 || r.TopK < 0 || !(r.Temperature >= 0) || !(r.TopP >= 0 && r.TopP <= 1) || !(r.MinP >= 0 && r.MinP <= 1) {
+		return Done{}, fmt.Errorf("%w: maxTokens %d, temperature %g, topP %g, topK %d, minP %g", ErrBadParams, r.MaxTokens, r.Temperature, r.TopP, r.TopK, r.MinP)
+	}
+	if err := checkStops(r.Stop); err != nil {
+		return Done{}, err
+	}
+	g, err := w.grammar(&r)
+	if err != nil {
+		return Done{}, err
 	}
 	text, err := w.Prompt(&r)
 	if err != nil {
@@ -324,20 +354,36 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	opts := engine.GenerateOptions{
 		MaxTokens: r.MaxTokens,
 		JSON:      r.JSON,
-		Sampling:  sample.Params{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, Seed: r.Seed},
+		Grammar:   g,
+		Sampling:  sample.Params{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, MinP: r.MinP, Seed: r.Seed},
 	}
 	count := 0
 	start := time.Now()
+	stops := stopper{stops: r.Stop}
+	hit := false
 	st, err := w.sess.Generate(ids, opts, func(id int, b []byte) bool {
+		if hit {
+			return false // the decoder's flush after a stop sequence
+		}
 		if id >= 0 {
 			count++
 		}
-		tok := Token{Text: string(b), Count: count, TokensPerSec: perSec(count, time.Since(start))}
-		if !emit(tok) {
+		out, h := stops.push(b)
+		if h {
+			hit = true
+		}
+		tok := Token{Text: string(out), Count: count, TokensPerSec: perSec(count, time.Since(start))}
+		if !emit(tok) || hit {
 			return false
 		}
 		return !w.stop.Load()
 	})
+	if rest := stops.flush(); len(rest) > 0 && !hit {
+		emit(Token{Text: string(rest), Count: count, TokensPerSec: perSec(count, time.Since(start))})
+	}
+	if hit {
+		st.Stop = StopSequence
+	}
 	d := Done{
 		Prompt:       text,
 		PromptTokens: st.PromptTokens,
@@ -351,9 +397,97 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	if err != nil {
 		// The session may hold a half-computed position: forget the cache.
 		w.sess.Rewind(0)
+		if errors.Is(err, engine.ErrJSONBudget) || errors.Is(err, engine.ErrGrammarBudget) {
+			// Nothing was generated: say whether max_tokens or the context left no room.
+			if r.MaxTokens > 0 && r.MaxTokens < w.sess.Context()-len(ids) {
+				return d, fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)
+			}
+			return d, fmt.Errorf("%w: %d of %d positions are left after the prompt: %w", engine.ErrContext, w.sess.Context()-len(ids), w.sess.Context(), err)
+		}
 		return d, err
 	}
 	return d, nil
+}
+
+// StopSequence is the Done.Stop of a generation that ended at one of its
+// stop sequences.
+const StopSequence = "stop_sequence"
+
+// grammar returns the compiled grammar a request asks for (nil for none),
+// compiling it unless it is the last one compiled.
+func (w *Worker) grammar(r *GenerateRequest) (*grammar.GBNF, error) {
+	src, schema := r.Grammar, false
+	if r.JSONSchema != "" {
+		if src != "" {
+			return nil, fmt.Errorf("%w: a grammar and a JSON schema cannot both constrain one generation", ErrBadParams)
+		}
+		src, schema = r.JSONSchema, true
+	}
+	if src == "" {
+		return nil, nil
+	}
+	if r.JSON {
+		return nil, fmt.Errorf("%w: JSON mode and a grammar or JSON schema cannot both constrain one generation", ErrBadParams)
+	}
+	key := "gbnf:" + src
+	if schema {
+		key = "schema:" + src
+	}
+	if w.gram != nil && w.gramSrc == key {
+		return w.gram, nil
+	}
+	var g *grammar.GBNF
+	var err error
+	if schema {
+		g, err = grammar.FromJSONSchema([]byte(src))
+	} else {
+		g, err = grammar.ParseGBNF(src)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadParams, err)
+	}
+	w.gramSrc, w.gram = key, g
+	return g, nil
+}
+
+func checkStops(stops []string) error {
+	if len(stops) > MaxStops {
+		return fmt.Errorf("%w: at most %d stop sequences, got %d", ErrBadParams, MaxStops, len(stops))
+	}
+	for _, s := range stops {
+		if s == "" {
+			return fmt.Errorf("%w: a stop sequence is empty", ErrBadParams)
+		}
+		if len(s) > MaxStopBytes {
+			return fmt.Errorf("%w: a stop sequence is %d bytes, at most %d are allowed", ErrBadParams, len(s), MaxStopBytes)
+		}
+	}
+	return nil
+}
+
+// Error codes of the replies (Code), the JS API's PicoLMError codes.
+const (
+	CodeBadRequest  = "bad_request"  // the request's parameters, grammar, schema or messages
+	CodeContextFull = "context_full" // the prompt (and what must be generated) does not fit the context
+	CodeModelLoad   = "model_load"   // the model could not be loaded
+	CodeNoModel     = "no_model"     // no model is loaded
+	CodeEngine      = "engine"       // anything else
+)
+
+// Code classifies an error of Generate for the page.
+func Code(err error) string {
+	switch {
+	case errors.Is(err, engine.ErrContext):
+		return CodeContextFull
+	case errors.Is(err, ErrBadParams), errors.Is(err, grammar.ErrGrammar), errors.Is(err, grammar.ErrSchema),
+		errors.Is(err, jinja.ErrRender), errors.Is(err, engine.ErrEmptyPrompt), errors.Is(err, engine.ErrGrammarStuck):
+		return CodeBadRequest
+	case errors.Is(err, ErrNoModel):
+		return CodeNoModel
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrLoading):
+		return CodeModelLoad
+	}
+	return CodeEngine
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

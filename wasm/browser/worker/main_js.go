@@ -12,12 +12,15 @@
 //	begin    {name, size}            then chunk {data: ArrayBuffer}..., then end
 //	blob     {name, blob: Blob}      read by the worker in slices (progress {loaded} replies), then loaded
 //	sync     {}                      answered with ok once the messages before it are handled
-//	generate {prompt | messages, maxTokens, temperature, topP, topK, seed, json}
-//	stop     {}                      (the generation with this id ends after its current token)
+//	generate {prompt | messages, maxTokens, temperature, topP, topK, minP, seed, json,
+//	          grammar (GBNF source), jsonSchema (a JSON Schema as text), stop: [string]}
+//	stop     {}                      (the generation with this id ends after its current token;
+//	                                 one still queued ends before it starts, with stop "stopped")
 //	unload   {}
 //
 // Worker → page: ready, loaded {info, memory}, ok (begin accepted),
-// token {text, count, tokensPerSec}, done {stats, memory}, error {message}.
+// token {text, count, tokensPerSec}, done {stats, memory}, error {message, code}
+// (code: host.Code's classes).
 package main
 
 import (
@@ -36,8 +39,10 @@ const yieldEvery = 20 * time.Millisecond
 type bridge struct {
 	w       *host.Worker
 	self    js.Value
-	queue   chan js.Value // generate requests, run one at a time
-	running float64       // id of the running generation
+	queue   chan js.Value    // generate requests, run one at a time
+	running float64          // id of the running generation
+	started float64          // id of the last generation started
+	stopped map[float64]bool // ids of queued generations stopped before they started
 	resume  chan struct{}
 	port    js.Value
 	peers   []*sabPeer // the shards of a split model
@@ -45,10 +50,11 @@ type bridge struct {
 
 func main() {
 	b := &bridge{
-		w:      host.New(),
-		self:   js.Global(),
-		queue:  make(chan js.Value, 64),
-		resume: make(chan struct{}, 1),
+		w:       host.New(),
+		self:    js.Global(),
+		queue:   make(chan js.Value, 64),
+		resume:  make(chan struct{}, 1),
+		stopped: map[float64]bool{},
 	}
 	// A MessageChannel round trip is the fastest way back through the event
 	// loop (setTimeout is clamped to 4 ms).
@@ -96,8 +102,10 @@ func (b *bridge) reply(id js.Value, typ string, fields map[string]any) {
 	b.post(m, nil)
 }
 
+// fail replies with an error, classified by host.Code (web/picolm.js makes
+// any error of a load a ModelLoadError).
 func (b *bridge) fail(id js.Value, err error) {
-	b.reply(id, "error", map[string]any{"message": err.Error()})
+	b.reply(id, "error", map[string]any{"message": err.Error(), "code": host.Code(err)})
 }
 
 // memory reports the worker's memory: the wasm linear memory (Go's whole
@@ -170,6 +178,8 @@ func (b *bridge) handle(msg js.Value) {
 	case "stop":
 		if id.Float() == b.running {
 			b.w.Stop()
+		} else if id.Float() > b.started {
+			b.stopped[id.Float()] = true // still queued (ids grow): it will not start
 		}
 	case "unload":
 		b.w.Unload()
@@ -254,6 +264,12 @@ func (b *bridge) yield() {
 
 func (b *bridge) generate(msg js.Value) {
 	id := msg.Get("id")
+	b.started = id.Float()
+	if b.stopped[id.Float()] {
+		delete(b.stopped, id.Float())
+		b.reply(id, "done", map[string]any{"stats": host.Done{Stop: "stopped"}.Map(), "memory": b.memory()})
+		return
+	}
 	b.running = id.Float()
 	defer func() { b.running = 0 }()
 	r := host.GenerateRequest{
@@ -262,8 +278,16 @@ func (b *bridge) generate(msg js.Value) {
 		Temperature: float32(flt(msg.Get("temperature"), 0.8)),
 		TopP:        float32(flt(msg.Get("topP"), 0.9)),
 		TopK:        num(msg.Get("topK"), 0),
+		MinP:        float32(flt(msg.Get("minP"), 0)),
 		Seed:        uint64(flt(msg.Get("seed"), 42)),
 		JSON:        msg.Get("json").Truthy(),
+		Grammar:     str(msg.Get("grammar")),
+		JSONSchema:  str(msg.Get("jsonSchema")),
+	}
+	if st := msg.Get("stop"); st.Type() == js.TypeObject {
+		for i := range st.Length() {
+			r.Stop = append(r.Stop, str(st.Index(i)))
+		}
 	}
 	if ms := msg.Get("messages"); ms.Type() == js.TypeObject {
 		for i := range ms.Length() {
