@@ -325,7 +325,7 @@ func TestPlain(t *testing.T) {
 		t.Errorf("Plain = %q", got)
 	}
 	// A reply as generated after "Assistant:" starts with a space: it is not doubled.
-	msgs = []Message{{"user", "Hi"}, {"assistant", " Once upon"}, {"user", "  More."}}
+	msgs = []Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: " Once upon"}, {Role: "user", Content: "  More."}}
 	if got := Plain(msgs); got != "User: Hi\nAssistant: Once upon\nUser:  More.\nAssistant:" {
 		t.Errorf("Plain = %q", got)
 	}
