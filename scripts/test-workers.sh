@@ -4,7 +4,9 @@
 #   - build/ (config.capnp): stories260K embedded; fits the paid plan.
 #     TestE2E, then TestSoak: PICOLM_SOAK_SECONDS (default 60; 0 skips it)
 #     of mixed valid and hostile traffic, reporting workerd's RSS and the Go
-#     instance's memory over time;
+#     instance's memory over time; then wasm/cloudflare/test/openai.test.mjs,
+#     the API through the official openai npm client (structured output,
+#     tools, embeddings, logprobs, seeds);
 #   - build-faults/ (config-faults.capnp, build.sh --faults): the same plus
 #     test-only routes that take the Go instance down; TestE2EFaults checks
 #     that the glue answers and replaces it;
@@ -102,13 +104,18 @@ waitport() {
 	exit 1
 }
 
-# e2e NAME TEST: the Go test TEST against the running workerd (the
-# environment passes on), then stop it.
+# e2e NAME TEST [NODETEST]: the Go test TEST against the running workerd
+# (the environment passes on), then the node:test file NODETEST if given,
+# then stop it.
 e2e() {
 	local status=0
 	echo "test-workers: $2, $1"
 	PICOLM_WORKER_URL="http://127.0.0.1:$port" PICOLM_WORKERD_PID="$pid" \
 		go test -count=1 -v -timeout 20m -run "^($2)\$" ./wasm/cloudflare/ || status=$?
+	if [ "$status" = 0 ] && [ -n "${3:-}" ]; then
+		echo "test-workers: $3 (the openai npm client), $1"
+		PICOLM_WORKER_URL="http://127.0.0.1:$port" node --test --test-reporter=spec "$3" || status=$?
+	fi
 	if [ "$status" != 0 ]; then
 		echo "test-workers: $1: workerd log:" >&2
 		cat "$log" >&2
@@ -123,7 +130,7 @@ e2e() {
 pid=$!
 waitport "$port"
 PICOLM_WORKER_MODEL_SOURCE=embedded PICOLM_SOAK_SECONDS="${PICOLM_SOAK_SECONDS:-60}" \
-	e2e "build/ (model embedded)" "TestE2E|TestSoak"
+	e2e "build/ (model embedded)" "TestE2E|TestSoak" wasm/cloudflare/test/openai.test.mjs
 
 "$WORKERD" serve wasm/cloudflare/config-faults.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
 pid=$!
