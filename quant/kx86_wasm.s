@@ -51,19 +51,19 @@
 // STOREU(t) stores the unsigned quant bytes of V5 times V4, even then odd
 // weights, as int16 lanes at wd+32t.
 #define STOREU(t) \
-	Get R3; I32WrapI64; Get V5; Get V0; V128And; Get V4; I16x8Mul; V128Store $0, $(32*t); \
-	Get R3; I32WrapI64; Get V5; I32Const $8; I16x8ShrU; Get V4; I16x8Mul; V128Store $0, $(32*t+16)
+	Get R3; I32WrapI64; Get V5; Get V0; V128And; Get V4; I16x8Mul; V128Store $0, $(32*(t)); \
+	Get R3; I32WrapI64; Get V5; I32Const $8; I16x8ShrU; Get V4; I16x8Mul; V128Store $0, $(32*(t)+16)
 
 // STORES(t) is STOREU for signed quant bytes.
 #define STORES(t) \
-	Get R3; I32WrapI64; EVEN(V5); Get V4; I16x8Mul; V128Store $0, $(32*t); \
-	Get R3; I32WrapI64; ODD(V5); Get V4; I16x8Mul; V128Store $0, $(32*t+16)
+	Get R3; I32WrapI64; EVEN(V5); Get V4; I16x8Mul; V128Store $0, $(32*(t)); \
+	Get R3; I32WrapI64; ODD(V5); Get V4; I16x8Mul; V128Store $0, $(32*(t)+16)
 
 // HALFDOT(t, acc) adds the lanes of weights 16t.. against the prepared
 // activation at R12 to acc.
 #define HALFDOT(t, acc) \
-	Get R3; I32WrapI64; V128Load $(32*t); Get R12; I32WrapI64; V128Load $(32*t); I32x4DotI16x8S; \
-	Get R3; I32WrapI64; V128Load $(32*t+16); Get R12; I32WrapI64; V128Load $(32*t+16); I32x4DotI16x8S; \
+	Get R3; I32WrapI64; V128Load $(32*(t)); Get R12; I32WrapI64; V128Load $(32*(t)); I32x4DotI16x8S; \
+	Get R3; I32WrapI64; V128Load $(32*(t)+16); Get R12; I32WrapI64; V128Load $(32*(t)+16); I32x4DotI16x8S; \
 	I32x4Add; Get acc; I32x4Add; Set acc
 
 // LANES sets V2 and V3 to the block's lanes 0..3 and 4..7 against the
