@@ -2,17 +2,21 @@
 
 package quant
 
-// The wasm SIMD128 kernels of Q2_K, Q3_K, Q5_K (the K-quants summed in
-// ggml's x86 order) and IQ4_XS (kernels_wasm.go); dotQ2_KGo, dotQ3_KGo,
-// dotQ5_KGo and dotIQ4_XSGo are their portable twins. One row kernel per
-// format (q2KRowN, q3KRowN, q5KRowN, iq4XSRowN in kx86_wasm.s) decodes each weight block once and adds its
-// terms for up to MaxDotN activations prepared by splitQ8_K; Dot, DotRows
-// (one activation, prepared once per call) and DotRowsN (the batch
-// prepared once per call, as many activations at a time as the buffer
-// holds) all run it. Its float part is the reference's, lane by lane: the
-// blocks' d·yd come from here (the fp16 conversions), the fused
-// multiply-adds are emulated exactly in the asm (FMA8), and Q5_K's min sums,
-// one float32 chain per activation, are added here with fma32.
+// The wasm SIMD128 kernels of Q2_K, Q3_K and Q5_K (the K-quants summed in
+// ggml's x86 order) and the DotN and DotRowsN kernels of IQ4_XS
+// (kernels_wasm.go; its Dot and DotRows, in iq4_xs_wasm.go, measured
+// faster for one activation); dotQ2_KGo, dotQ3_KGo, dotQ5_KGo and
+// dotIQ4_XSGo are their portable twins (kx86_wasm.s has the asm). The
+// activations are prepared by splitQ8_K: once per call for DotRows, the
+// batch once per call for DotRowsN (as many activations at a time as the
+// buffer holds), x86DotChunk blocks at a time for Dot. For one activation
+// the row kernels (q5KRow1, q3KRow1, q2KRow1) dot each block as they decode
+// it; for several (q5KRowN, q3KRowN, q2KRowN, iq4XSRowN) they decode each
+// block once into a scratch block and dot that with every activation. The
+// float part is the reference's, lane by lane: the blocks' d·yd come from
+// here (the fp16 conversions), the fused multiply-adds are emulated exactly
+// in the asm (FMA8), and Q5_K's min sums, one float32 chain per activation,
+// are added here with fma32.
 
 // x86Decoded is the size of a decoded block (the row kernels' scratch):
 // the 256 weights' quants times their scales as int16 lanes, then 16 int16
@@ -30,6 +34,15 @@ func q2KRowN(x *byte, nb int, yp *byte, k int, d *float32, acc *[MaxDotN][8]floa
 
 //go:noescape
 func iq4XSRowN(x *byte, nb int, yp *byte, k int, d *float32, acc *[MaxDotN][8]float32, ms *int32, wd *[x86Decoded]byte)
+
+//go:noescape
+func q5KRow1(x *byte, nb int, yp *byte, d *float32, acc *[8]float32, ms *int32)
+
+//go:noescape
+func q3KRow1(x *byte, nb int, yp *byte, d *float32, acc *[8]float32, ms *int32)
+
+//go:noescape
+func q2KRow1(x *byte, nb int, yp *byte, d *float32, acc *[8]float32, ms *int32)
 
 // x86Prep is the room for prepared activations of DotRowsN, as large as a
 // variable on the stack can be (the compiler moves larger ones to the
@@ -57,7 +70,8 @@ func prepareQ8_KX86(yp, act []byte, nb int) {
 // x86Row adds the terms of the nb blocks of row x against the k
 // activations prepared at yp (yd[nb·i + j]: activation i's block j's
 // scale) to acc[i] and, for Q5_K, sm[i] (the min sums), with the row
-// kernel of t; d and ms are scratch of 2·nb·k and nb·k values. (The row
+// kernel of t (for one activation the one that dots each block as it
+// decodes it); d and ms are scratch of 2·nb·k and nb·k values. (The row
 // kernels are called by name: through a func value the stack arrays would
 // escape.)
 func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxDotN][8]float32, sm *[MaxDotN]float32, d []float32, ms []int32, wd *[x86Decoded]byte) {
@@ -71,7 +85,11 @@ func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxD
 		for i := range k * nb {
 			d[i] = yd[i] * dx[i%nb]
 		}
-		q5KRowN(&x[0], nb, &yp[0], k, &d[0], acc, &ms[0], wd)
+		if k == 1 {
+			q5KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], &ms[0])
+		} else {
+			q5KRowN(&x[0], nb, &yp[0], k, &d[0], acc, &ms[0], wd)
+		}
 		for i := range k {
 			s := sm[i]
 			for j := range nb {
@@ -87,7 +105,11 @@ func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxD
 		for i := range k * nb {
 			d[i] = yd[i] * dx[i%nb]
 		}
-		q3KRowN(&x[0], nb, &yp[0], k, &d[0], acc, nil, wd)
+		if k == 1 {
+			q3KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], nil)
+		} else {
+			q3KRowN(&x[0], nb, &yp[0], k, &d[0], acc, nil, wd)
+		}
 	case Q2_K:
 		x = x[:nb*q2_KBytes]
 		for j := range nb {
@@ -96,7 +118,11 @@ func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxD
 		for i := range k * nb {
 			d[2*i], d[2*i+1] = -yd[i]*dm[i%nb], yd[i]*dx[i%nb]
 		}
-		q2KRowN(&x[0], nb, &yp[0], k, &d[0], acc, nil, wd)
+		if k == 1 {
+			q2KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], nil)
+		} else {
+			q2KRowN(&x[0], nb, &yp[0], k, &d[0], acc, nil, wd)
+		}
 	case IQ4_XS:
 		x = x[:nb*iq4_XSBytes]
 		for j := range nb {
@@ -258,11 +284,9 @@ func dotQ5_KSIMD128(n int, w, act []byte) float32 { return x86Dot(Q5_K, n, w, ac
 func dotQ3_KSIMD128(n int, w, act []byte) float32 { return x86Dot(Q3_K, n, w, act) }
 func dotQ2_KSIMD128(n int, w, act []byte) float32 { return x86Dot(Q2_K, n, w, act) }
 
-func dotIQ4_XSSIMD128(n int, w, act []byte) float32 { return x86Dot(IQ4_XS, n, w, act) }
 func dotNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, out []float32) {
 	x86DotN(IQ4_XS, n, w, acts, out)
 }
-func dotRowsIQ4_XSSIMD128(n int, w, act []byte, out []float32) { x86Rows(IQ4_XS, n, w, act, out) }
 func dotRowsNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	x86RowsN(IQ4_XS, n, w, acts, outs, at)
 }

@@ -1,0 +1,68 @@
+//go:build goexperiment.simd
+
+package quant
+
+// The wasm SIMD128 kernel of IQ4_XS (kernels_wasm.go); dotIQ4_XSGo in
+// iq4_xs.go is its portable twin.
+
+// iq4XSChunk is the number of blocks whose scales dotIQ4_XSSIMD128
+// prepares for one call of iq4XSAcc.
+const iq4XSChunk = 32
+
+// iq4XSAcc adds the terms of the nb ≥ 1 IQ4_XS blocks at x and Q8_K
+// blocks at y (d[b] their d·dy, tab kvaluesIQ4NL) to the eight
+// accumulators acc, in iq4_xs_wasm.s.
+//
+//go:noescape
+func iq4XSAcc(x, y *byte, d *float32, nb int, tab *[16]int8, acc *[8]float32)
+
+// dotIQ4_XSSIMD128 computes the same as dotIQ4_XSRef, bit for bit: the
+// blocks' d·dy are computed here (the fp16 conversion), the lanes and their
+// fused multiply-adds in iq4XSAcc.
+func dotIQ4_XSSIMD128(n int, w, act []byte) float32 {
+	nb := n / qkK
+	w, act = w[:nb*iq4_XSBytes], act[:nb*q8_KBytes]
+	var acc [8]float32
+	var d [iq4XSChunk]float32
+	for c := 0; c < nb; c += iq4XSChunk {
+		k := min(iq4XSChunk, nb-c)
+		for j := range k {
+			d[j] = fp16At(w[(c+j)*iq4_XSBytes:]) * f32At(act[(c+j)*q8_KBytes:])
+		}
+		iq4XSAcc(&w[c*iq4_XSBytes], &act[c*q8_KBytes], &d[0], k, &kvaluesIQ4NL, &acc)
+	}
+	return hsumX86(&acc)
+}
+
+// iq4XSAccRow is iq4XSAcc with the activation prepared by splitQ8_K at yp.
+//
+//go:noescape
+func iq4XSAccRow(x, yp *byte, d *float32, nb int, tab *[16]int8, acc *[8]float32)
+
+// dotRowsIQ4_XSSIMD128 is the IQ4_XS DotRows kernel: the activation is
+// split once (splitQ8_K), then each row is dotIQ4_XSSIMD128 against it.
+func dotRowsIQ4_XSSIMD128(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	rowBytes := nb * iq4_XSBytes
+	if n > dotRowsMaxCols || nb == 0 {
+		dotRows(dotIQ4_XSSIMD128, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var yp [dotRowsMaxCols / qkK * q8KPrepBytes]byte
+	splitQ8_K(&yp[0], &act[0], nb)
+	var yd [dotRowsMaxCols / qkK]float32
+	for j := range nb {
+		yd[j] = f32At(act[j*q8_KBytes:])
+	}
+	var d [dotRowsMaxCols / qkK]float32
+	for r := range out {
+		x := w[r*rowBytes : (r+1)*rowBytes]
+		for j := range nb {
+			d[j] = fp16At(x[j*iq4_XSBytes:]) * yd[j]
+		}
+		var acc [8]float32
+		iq4XSAccRow(&x[0], &yp[0], &d[0], nb, &kvaluesIQ4NL, &acc)
+		out[r] = hsumX86(&acc)
+	}
+}
