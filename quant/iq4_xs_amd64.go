@@ -130,3 +130,8 @@ func iq4XSDecoded(v *[8]archsimd.Int8x32, sc *[8]archsimd.Int16x16, y *[q8_KByte
 	d := archsimd.BroadcastFloat32x8(dx * f32At(y[:]))
 	return d.MulAdd(sum.ConvertToFloat32(), acc)
 }
+
+// dotRowsNIQ4_XSAVX2 is dotNIQ4_XSAVX2 row by row.
+func dotRowsNIQ4_XSAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	eachRow(dotNIQ4_XSAVX2, n/qkK*iq4_XSBytes, n, w, acts, outs, at)
+}

@@ -4,8 +4,10 @@ package quant
 
 import "simd/archsimd"
 
-// The AVX2 DotRowsN kernels of Q2_K, Q3_K and Q5_K, the K-quants summed in
-// ggml's x86 order (kx86.go), bit-identical to Dot. Their loop order is
+// The AVX2 DotRowsN kernels of Q3_K and Q5_K, K-quants summed in ggml's
+// x86 order (kx86.go), bit-identical to Dot. (Q2_K's, whose blocks are a
+// third smaller, measured slower this way than its DotN kernel row by row,
+// eachRow below, and IQ4_XS's no faster.) Their loop order is
 // that of the Q4_K and Q6_K kernels (matmul_k_amd64.go): rows in groups of
 // kGroupRows, and within a group block by block, so that one block of
 // every activation stays in L1 while it serves the group's rows; each
@@ -239,40 +241,6 @@ func q3KDecode(x *[q3_KBytes]byte, lo, hi *[8]archsimd.Uint8x32, sc *[8]archsimd
 	}
 }
 
-// dotRowsNQ2_KAVX2 is dotQ2_KAVX2 for rows × activations (fewer than four
-// activations: dotNQ2_KAVX2 row by row).
-func dotRowsNQ2_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	if len(acts) < 4 || len(acts) > MaxDotN {
-		eachRow(dotNQ2_KAVX2, n/qkK*q2_KBytes, n, w, acts, outs, at)
-		return
-	}
-	scm := q6KScaleShuffles()
-	m3 := archsimd.BroadcastUint8x32(3)
-	m4 := archsimd.BroadcastUint8x16(0x0f)
-	var (
-		ba x86Batch
-		s  x86Sums
-		q  [8]archsimd.Uint8x32
-		sc [8]archsimd.Int16x16
-	)
-	x86MatMul(n, q2_KBytes, w, acts, outs, at, false, &ba, &s, func(xb []byte, r int) {
-		x := (*[q2_KBytes]byte)(xb)
-		mins := q2KDecode(x, &q, &sc, &scm, m3, m4)
-		dx, dminx := fp16At(x[80:]), fp16At(x[82:])
-		for o := range ba.no {
-			y := (*[8]*[q8_KBytes]byte)(ba.y[8*o:])
-			yd := (*[8]float32)(ba.yd[8*o:])
-			acc := (*[8]archsimd.Float32x8)(s.acc[r][8*o:])
-			// the min lanes first, by fma(-yd·dmin, ·, ·), as dotQ2_KAVX2
-			for j := range 8 {
-				prod := mins.DotProductPairs(load32((*[32]byte)(y[j][4+qkK:])).AsInt16x16())
-				acc[j] = prod.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(-yd[j]*dminx), acc[j])
-			}
-			x86Dots8(&q, &sc, y, yd, dx, acc)
-		}
-	})
-}
-
 // q2KDecode decodes a Q2_K block for the multi-activation kernels: the
 // quants of weights 32k..32k+31 in q[k], their two sub-blocks' scales in
 // sc[k]; it returns the 16 mins in int16 lanes.
@@ -293,57 +261,6 @@ func q2KDecode(x *[q2_KBytes]byte, q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int1
 	return sm.ReshapeToUint16s().ShiftAllRight(4).AsUint8x16().And(m4).BitsToInt8().ExtendToInt16()
 }
 
-// x86Dots8IQ4 is x86Dots8 for IQ4_XS: signed levels v[k], VPMADDUBSW of
-// |y| and the levels with y's sign, as dotIQ4_XSAVX2.
-//
-//go:noinline
-func x86Dots8IQ4(v *[8]archsimd.Int8x32, sc *[8]archsimd.Int16x16, y *[8]*[q8_KBytes]byte, yd *[8]float32, dx float32, acc *[8]archsimd.Float32x8) {
-	y0, y1, y2, y3, y4, y5, y6, y7 := y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]
-	var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Int32x8
-	step := func(k int) {
-		vk, sk := v[k], sc[k]
-		d := func(y *[q8_KBytes]byte) archsimd.Int32x8 {
-			yv := load32((*[32]byte)(y[4+32*k:])).BitsToInt8()
-			return yv.Abs().AsUint8x32().DotProductPairsSaturated(vk.MulSign(yv)).DotProductPairs(sk)
-		}
-		a0, a1, a2, a3 = a0.Add(d(y0)), a1.Add(d(y1)), a2.Add(d(y2)), a3.Add(d(y3))
-		a4, a5, a6, a7 = a4.Add(d(y4)), a5.Add(d(y5)), a6.Add(d(y6)), a7.Add(d(y7))
-	}
-	step(0)
-	step(1)
-	step(2)
-	step(3)
-	step(4)
-	step(5)
-	step(6)
-	step(7)
-	x86Acc8(a0, a1, a2, a3, a4, a5, a6, a7, yd, dx, acc)
-}
-
-// dotRowsNIQ4_XSAVX2 is dotIQ4_XSAVX2 for rows × activations (fewer than
-// four activations: dotNIQ4_XSAVX2 row by row).
-func dotRowsNIQ4_XSAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	if len(acts) < 4 || len(acts) > MaxDotN {
-		eachRow(dotNIQ4_XSAVX2, n/qkK*iq4_XSBytes, n, w, acts, outs, at)
-		return
-	}
-	tab := archsimd.LoadInt8x32Array(&iq4Levels)
-	var (
-		ba x86Batch
-		s  x86Sums
-		v  [8]archsimd.Int8x32
-		sc [8]archsimd.Int16x16
-	)
-	x86MatMul(n, iq4_XSBytes, w, acts, outs, at, false, &ba, &s, func(xb []byte, r int) {
-		x := (*[iq4_XSBytes]byte)(xb)
-		ls := iq4XSScales(x)
-		for j := range 8 {
-			v[j] = iq4XSLevels(x, j, tab)
-			sc[j] = archsimd.BroadcastInt16x16(ls[j])
-		}
-		dx := halfToFloat(uint16(x[0]) | uint16(x[1])<<8)
-		for o := range ba.no {
-			x86Dots8IQ4(&v, &sc, (*[8]*[q8_KBytes]byte)(ba.y[8*o:]), (*[8]float32)(ba.yd[8*o:]), dx, (*[8]archsimd.Float32x8)(s.acc[r][8*o:]))
-		}
-	})
+func dotRowsNQ2_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	eachRow(dotNQ2_KAVX2, n/qkK*q2_KBytes, n, w, acts, outs, at)
 }
