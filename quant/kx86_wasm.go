@@ -75,35 +75,36 @@ func prepareQ8_KX86(yp, act []byte, nb int) {
 // kernels are called by name: through a func value the stack arrays would
 // escape.)
 func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxDotN][8]float32, sm *[MaxDotN]float32, d []float32, ms []int32, wd *[x86Decoded]byte) {
-	var dx, dm [x86PrepBlocks]float32 // the blocks' d and dmin
+	yd, d = yd[:k*nb], d[:2*k*nb]
 	switch t {
 	case Q5_K:
 		x = x[:nb*q5_KBytes]
 		for j := range nb {
-			dx[j], dm[j] = fp16At(x[j*q5_KBytes:]), fp16At(x[j*q5_KBytes+2:])
-		}
-		for i := range k * nb {
-			d[i] = yd[i] * dx[i%nb]
+			dx := fp16At(x[j*q5_KBytes:])
+			for i := j; i < k*nb; i += nb {
+				d[i] = yd[i] * dx
+			}
 		}
 		if k == 1 {
 			q5KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], &ms[0])
 		} else {
 			q5KRowN(&x[0], nb, &yp[0], k, &d[0], acc, &ms[0], wd)
 		}
+		ms = ms[:k*nb]
 		for i := range k {
 			s := sm[i]
 			for j := range nb {
-				s = fma32(-yd[i*nb+j]*dm[j], float32(ms[i*nb+j]), s)
+				s = fma32(-yd[i*nb+j]*fp16At(x[j*q5_KBytes+2:]), float32(ms[i*nb+j]), s)
 			}
 			sm[i] = s
 		}
 	case Q3_K:
 		x = x[:nb*q3_KBytes]
 		for j := range nb {
-			dx[j] = fp16At(x[j*q3_KBytes+108:])
-		}
-		for i := range k * nb {
-			d[i] = yd[i] * dx[i%nb]
+			dx := fp16At(x[j*q3_KBytes+108:])
+			for i := j; i < k*nb; i += nb {
+				d[i] = yd[i] * dx
+			}
 		}
 		if k == 1 {
 			q3KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], nil)
@@ -113,10 +114,10 @@ func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxD
 	case Q2_K:
 		x = x[:nb*q2_KBytes]
 		for j := range nb {
-			dx[j], dm[j] = fp16At(x[j*q2_KBytes+80:]), fp16At(x[j*q2_KBytes+82:])
-		}
-		for i := range k * nb {
-			d[2*i], d[2*i+1] = -yd[i]*dm[i%nb], yd[i]*dx[i%nb]
+			dx, dm := fp16At(x[j*q2_KBytes+80:]), fp16At(x[j*q2_KBytes+82:])
+			for i := j; i < k*nb; i += nb {
+				d[2*i], d[2*i+1] = -yd[i]*dm, yd[i]*dx
+			}
 		}
 		if k == 1 {
 			q2KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], nil)
@@ -126,10 +127,10 @@ func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxD
 	case IQ4_XS:
 		x = x[:nb*iq4_XSBytes]
 		for j := range nb {
-			dx[j] = fp16At(x[j*iq4_XSBytes:])
-		}
-		for i := range k * nb {
-			d[i] = dx[i%nb] * yd[i]
+			dx := fp16At(x[j*iq4_XSBytes:])
+			for i := j; i < k*nb; i += nb {
+				d[i] = dx * yd[i]
+			}
 		}
 		iq4XSRowN(&x[0], nb, &yp[0], k, &d[0], acc, nil, wd)
 	}
