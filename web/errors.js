@@ -55,7 +55,8 @@ export class AbortError extends PicoLMError {
 /** The error for a worker's error reply {message, code}. */
 export function fromWorker(msg) {
   switch (msg.code) {
-    case "bad_request": return new BadRequestError(msg.message);
+    case "bad_request": return new BadRequestError(msg.message, msg.param || null);
+    case "embeddings_not_supported": { const e = new BadRequestError(msg.message, msg.param || "model"); e.code = msg.code; return e; }
     case "context_full": return new ContextFullError(msg.message);
     case "model_load": return new ModelLoadError(msg.message);
     default: return new PicoLMError(msg.message, msg.code || "engine");
