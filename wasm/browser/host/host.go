@@ -567,7 +567,7 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 		if errors.Is(err, engine.ErrJSONBudget) || errors.Is(err, engine.ErrGrammarBudget) {
 			// Nothing was generated: say whether max_tokens or the context left no room.
 			if r.MaxTokens > 0 && r.MaxTokens < w.sess.Context()-len(ids) {
-				return d, fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)
+				return d, &ParamError{Param: "max_tokens", Err: fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)}
 			}
 			return d, fmt.Errorf("%w: %d of %d positions are left after the prompt: %w", engine.ErrContext, w.sess.Context()-len(ids), w.sess.Context(), err)
 		}
