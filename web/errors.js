@@ -3,6 +3,9 @@
 //
 //   bad_request   BadRequestError: a parameter, message, grammar or JSON schema
 //                 is wrong (param names the field when one is to blame)
+//   embeddings_not_supported  BadRequestError (param "model"): embeddings of a
+//                 model that makes none (pooling type none or rank), the
+//                 Cloudflare Worker's code
 //   context_full  ContextFullError: the prompt does not fit the model's context
 //   model_load    ModelLoadError: the model could not be fetched or loaded
 //   aborted       AbortError (name "AbortError", as fetch's): the caller's
