@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
@@ -70,22 +71,14 @@ func (w *Worker) toolGrammar(r *GenerateRequest) (*grammar.GBNF, error) {
 		}
 	}
 	c := r.ToolChoice
-	switch c.Mode {
-	case "", "none":
+	calls, err := c.Calls(r.Tools)
+	switch {
+	case errors.Is(err, chat.ErrUnknownFunction):
+		return nil, badParam("tool_choice.function.name", "%s", strings.TrimPrefix(err.Error(), chat.ErrUnknownFunction.Error()+": "))
+	case err != nil:
+		return nil, badParam("tool_choice", "%s", strings.TrimPrefix(err.Error(), chat.ErrNeedsTools.Error()+": "))
+	case !calls: // "none", or "auto" with no tools
 		return nil, nil
-	case "auto":
-		if len(r.Tools) == 0 {
-			return nil, nil
-		}
-	case "required", "function":
-		if len(r.Tools) == 0 {
-			return nil, badParam("tool_choice", "tool_choice %q needs tools", c.Mode)
-		}
-		if c.Mode == "function" && !seen[c.Function] {
-			return nil, badParam("tool_choice.function.name", "tool_choice names the function %q, which is not among the tools", c.Function)
-		}
-	default:
-		return nil, badParam("tool_choice", "unknown tool_choice %q", c.Mode)
 	}
 	if r.JSON || r.Grammar != "" || r.JSONSchema != "" {
 		return nil, badParam("response_format", "response_format json_object or json_schema, or a grammar, cannot constrain a reply that may call tools: send tool_choice \"none\" with them")
