@@ -40,7 +40,7 @@ function native(args) {
 const norm = (v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
 const maxDiff = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
 
-test("embeddings.create: OpenAI's shape, unit vectors equal to the engine's natively, 1 and 2 Workers alike", async () => {
+test("embeddings.create: OpenAI's shape, unit vectors equal to the engine's natively, 1 and 2 Workers alike", async (t) => {
   const texts = ["Once upon a time", "The little dog ran to the park.", "Lily liked cake"];
   const ref = native(["-prompt", "", ...texts]);
   const one = await page.evaluate(([t]) => window.embed(null, 1, t, [1, 400, 401]), [texts]);
@@ -69,11 +69,12 @@ test("embeddings.create: OpenAI's shape, unit vectors equal to the engine's nati
     assert.ok(maxDiff(r.f.data[0].embedding, r.f.data[1].embedding) > 1e-3, `${what}: two texts, two vectors`);
   }
   for (const i of texts.keys()) assert.deepEqual(two.f.data[i].embedding, one.f.data[i].embedding, `text ${i}: 2 Workers differ from 1`);
+  t.diagnostic(`dim ${one.info.dim}; largest difference from the native vectors: ${Math.max(...one.f.data.map((d, i) => maxDiff(d.embedding, ref.embeddings[i])))}`);
   assert.deepEqual(two.tok.data[0].embedding, one.tok.data[0].embedding);
   assert.deepEqual(errors, []);
 });
 
-test("logprobs and top_logprobs: OpenAI's shapes, streamed and not, equal to the native engine's", async () => {
+test("logprobs and top_logprobs: OpenAI's shapes, streamed and not, equal to the native engine's", async (t) => {
   const prompt = "Once upon a time", n = 12, top = 4;
   const r = await page.evaluate(([p, k, t]) => window.logprobs(p, k, t), [prompt, n, top]);
   const c = r.chat.choices[0];
@@ -112,6 +113,7 @@ test("logprobs and top_logprobs: OpenAI's shapes, streamed and not, equal to the
     assert.ok(i === 0 || lp.text_offset[i] >= lp.text_offset[i - 1]);
   }
   assert.equal(lp.text_offset[0], 0);
+  t.diagnostic(`largest difference from the native logprobs: ${Math.max(...lp.token_logprobs.map((x, i) => Math.abs(x - ref.logprobs[i].logprob)))}; first tokens ${JSON.stringify(lp.tokens.slice(0, 4))} ${JSON.stringify(lp.token_logprobs.slice(0, 4))}`);
   const sLp = r.cmplChunks.filter((ch) => ch.choices.length && ch.choices[0].logprobs).map((ch) => ch.choices[0].logprobs);
   assert.deepEqual(sLp.flatMap((l) => l.token_logprobs), lp.token_logprobs);
   assert.deepEqual(sLp.flatMap((l) => l.text_offset), lp.text_offset);
@@ -124,15 +126,16 @@ test("logprobs and top_logprobs: OpenAI's shapes, streamed and not, equal to the
   assert.deepEqual(errors, []);
 });
 
-test("tools: a named tool_choice calls that function with arguments valid under its parameters, streamed as OpenAI's deltas, fed back", async () => {
-  const tool = { type: "function", function: { name: "get_weather", description: "The weather in a city", parameters: { type: "object", properties: { city: { type: "string", maxLength: 12 }, unit: { enum: ["C", "F"] }, days: { type: "integer", minimum: 1, maximum: 7 } }, required: ["city", "unit", "days"], additionalProperties: false } } };
+test("tools: a named tool_choice calls that function with arguments valid under its parameters, streamed as OpenAI's deltas, fed back", async (t) => {
+  const tool = { type: "function", function: { name: "get_weather", description: "The weather in a city", parameters: { type: "object", properties: { city: { type: "string", maxLength: 6 }, unit: { enum: ["C", "F"] }, days: { type: "integer", minimum: 1, maximum: 7 } }, required: ["city", "unit", "days"], additionalProperties: false } } };
   const validate = new Ajv().compile(tool.function.parameters);
-  for (const seed of [1, 2]) {
-    const r = await page.evaluate(([t, s]) => window.tools(t, s), [tool, seed]);
+  for (const [seed, parallel] of [[1, true], [2, false]]) {
+    const r = await page.evaluate(([t, s, p]) => window.tools(t, s, p), [tool, seed, parallel]);
     const c = r.whole.choices[0];
     assert.equal(c.finish_reason, "tool_calls");
     assert.equal(c.message.content, null);
-    assert.equal(c.message.tool_calls.length >= 1, true);
+    if (parallel) assert.ok(c.message.tool_calls.length >= 1);
+    else assert.equal(c.message.tool_calls.length, 1, "parallel_tool_calls: false");
     for (const [i, call] of c.message.tool_calls.entries()) {
       assert.deepEqual(Object.keys(call).sort(), ["function", "id", "type"]);
       assert.equal(call.type, "function");
@@ -166,6 +169,7 @@ test("tools: a named tool_choice calls that function with arguments valid under 
     }
     assert.ok(chunks.length > 4, `${chunks.length} chunks`);
     assert.deepEqual(calls.map((x) => x.function), c.message.tool_calls.map((x) => x.function), "streamed and whole calls agree (one seed)");
+    t.diagnostic(`seed ${seed}: ${c.message.tool_calls.map((x) => x.function.arguments).join(" ")} in ${chunks.length} chunks`);
 
     // Fed back (the assistant message as returned, a tool result): the prompt holds both and reuses the cache.
     assert.ok(r.next.usage.prompt_tokens > r.whole.usage.prompt_tokens + r.whole.usage.completion_tokens, JSON.stringify(r.next.usage));
