@@ -390,17 +390,22 @@ async function runAll(model, inputs, o, sig, onEvent) {
   return all;
 }
 
+// stopReason is the extension field stop_reason, when a grammar ended the
+// output early (finish_reason is then "stop").
+function stopReason(reason) { return reason ? { stop_reason: reason } : {}; }
+
 // callId is the id of call i of completion id (as the Worker makes it).
 function callId(id, i) { return `call_${id.slice(id.indexOf("-") + 1)}_${i}`; }
 
 // complete runs a request to its end: {texts, calls, logprobs, finishes,
-// stats}, per choice: the text, the tool calls in OpenAI's shape, the
-// log-probability entries.
+// reasons, stats}, per choice: the text, the tool calls in OpenAI's shape,
+// the log-probability entries, the finish reason and the extension
+// stop_reason (why a grammar ended the output early, as the Worker's).
 async function complete(model, inputs, o, sig, id) {
-  const texts = inputs.map(() => ""), calls = inputs.map(() => []), lps = inputs.map(() => []), finishes = [];
+  const texts = inputs.map(() => ""), calls = inputs.map(() => []), lps = inputs.map(() => []), finishes = [], reasons = [];
   try {
     const stats = await runAll(model, inputs, o, sig, (e) => {
-      if (e.type !== "token") { finishes[e.index] = e.finish; return; }
+      if (e.type !== "token") { finishes[e.index] = e.finish; reasons[e.index] = e.stats.stopReason || ""; return; }
       texts[e.index] += e.text;
       for (const c of e.calls) {
         if (c.name !== undefined) calls[e.index][c.index] = { id: callId(id, c.index), type: "function", function: { name: c.name, arguments: c.arguments } };
@@ -408,7 +413,7 @@ async function complete(model, inputs, o, sig, id) {
       }
       lps[e.index].push(...e.logprobs);
     });
-    return { texts, calls, logprobs: lps, finishes, stats };
+    return { texts, calls, logprobs: lps, finishes, reasons, stats };
   } finally {
     sig.done();
   }
@@ -523,7 +528,7 @@ export class ChatCompletions {
     }
     return {
       id, object: "chat.completion", created, model, system_fingerprint: null,
-      choices: [{ index: 0, message, logprobs: o.logprobs ? { content: r.logprobs[0], refusal: null } : null, finish_reason: r.finishes[0] }],
+      choices: [{ index: 0, message, logprobs: o.logprobs ? { content: r.logprobs[0], refusal: null } : null, finish_reason: r.finishes[0], ...stopReason(r.reasons[0]) }],
       usage: usage(r.stats),
     };
   }
@@ -561,7 +566,7 @@ export class Completions {
     const r = await complete(this._model, inputs, o, sig, id);
     return {
       ...head,
-      choices: r.texts.map((text, index) => ({ index, text, logprobs: o.logprobs ? legacyLogprobs(r.logprobs[index]) : null, finish_reason: r.finishes[index] })),
+      choices: r.texts.map((text, index) => ({ index, text, logprobs: o.logprobs ? legacyLogprobs(r.logprobs[index]) : null, finish_reason: r.finishes[index], ...stopReason(r.reasons[index]) })),
       usage: usage(r.stats),
     };
   }

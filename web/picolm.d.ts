@@ -109,7 +109,8 @@ export interface SplitStats {
   shardSleeps: number[];
 }
 
-export type StopReason = "eos" | "max_tokens" | "context" | "json" | "grammar" | "stop_sequence" | "stopped";
+/** "tool_calls": the reply ended with complete tool calls (RunOptions.tools). */
+export type StopReason = "eos" | "max_tokens" | "context" | "json" | "grammar" | "stop_sequence" | "stopped" | "tool_calls";
 
 export interface RunStats {
   prompt: string;
@@ -121,6 +122,8 @@ export interface RunStats {
   decodeMs: number;
   tokensPerSec: number;
   stop: StopReason;
+  /** Why a grammar ended the output early (no token of the vocabulary could continue it), else "". */
+  stopReason: string;
   memory: MemoryInfo | null;
   split?: { prefill: SplitStats; decode: SplitStats };
 }

@@ -733,7 +733,7 @@ export class PicoLM {
     if (e.dead) throw e.dead;
     if (opts.signal && opts.signal.aborted) {
       // Aborted before it started: nothing is generated.
-      return { prompt: "", promptTokens: 0, cachedTokens: 0, prefillMs: 0, generated: 0, decodeMs: 0, tokensPerSec: 0, stop: "stopped", memory: this.memory };
+      return { prompt: "", promptTokens: 0, cachedTokens: 0, prefillMs: 0, generated: 0, decodeMs: 0, tokensPerSec: 0, stop: "stopped", stopReason: "", memory: this.memory };
     }
     const msg = { type: "generate", maxTokens: opts.maxTokens ?? 256, temperature: opts.temperature ?? 0.8, topP: opts.topP ?? 0.9, topK: opts.topK ?? 0, minP: opts.minP ?? 0, seed: opts.seed ?? 42, json: !!opts.json };
     if (opts.grammar != null) msg.grammar = String(opts.grammar);
