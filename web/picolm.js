@@ -4,6 +4,7 @@
 //   const m = await PicoLM.load(urlOrFileOrBytes, { onProgress: p => console.log(p.loaded, p.total) });
 //   for await (const piece of m.generate("Once upon a time", { maxTokens: 64, temperature: 0 })) out.textContent += piece;
 //   const r = await m.chat.completions.create({ messages: [{ role: "user", content: "Hi" }] }); // OpenAI's shapes (web/openai.js)
+//   const e = await m.embeddings.create({ input: ["Once upon a time"] });                     // tools, logprobs too
 //   m.unload();
 //
 // The engine (Go, compiled to wasm) runs in a dedicated Web Worker. A model is
