@@ -1,6 +1,11 @@
 package engine
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
 
 // MaxTopLogprobs is the most alternatives Logprobs reports per token
 // (OpenAI's limit for top_logprobs).
@@ -82,4 +87,30 @@ func (l *Logprobs) set(raw float32) {
 	for i, t := range l.top {
 		l.Top[i] = TokenLogprob{ID: t.ID, Logprob: float32(float64(t.Logprob) - l.lse)}
 	}
+}
+
+// TokenText is token id's text and bytes as a log-probability entry shows
+// them: the bytes it adds to the output (a control token's own text, such as
+// "</s>"), and as text those bytes when they are valid UTF-8, else "bytes:"
+// and their escapes (\xe2...), as OpenAI writes a token that holds part of a
+// character.
+func (m *Model) TokenText(id int) (string, []int) {
+	tk := m.Tokenizer
+	p := tk.Piece(id)
+	if len(p) == 0 && tk.IsControl(id) {
+		p = []byte(tk.Text(id))
+	}
+	b := make([]int, len(p))
+	for i, c := range p {
+		b[i] = int(c)
+	}
+	if utf8.Valid(p) {
+		return string(p), b
+	}
+	var sb strings.Builder
+	sb.WriteString("bytes:")
+	for _, c := range p {
+		fmt.Fprintf(&sb, "\\x%02x", c)
+	}
+	return sb.String(), b
 }

@@ -3,6 +3,9 @@
 //
 //   bad_request   BadRequestError: a parameter, message, grammar or JSON schema
 //                 is wrong (param names the field when one is to blame)
+//   embeddings_not_supported  BadRequestError (param "model"): embeddings of a
+//                 model that makes none (pooling type none or rank), the
+//                 Cloudflare Worker's code
 //   context_full  ContextFullError: the prompt does not fit the model's context
 //   model_load    ModelLoadError: the model could not be fetched or loaded
 //   aborted       AbortError (name "AbortError", as fetch's): the caller's
@@ -55,7 +58,8 @@ export class AbortError extends PicoLMError {
 /** The error for a worker's error reply {message, code}. */
 export function fromWorker(msg) {
   switch (msg.code) {
-    case "bad_request": return new BadRequestError(msg.message);
+    case "bad_request": return new BadRequestError(msg.message, msg.param || null);
+    case "embeddings_not_supported": { const e = new BadRequestError(msg.message, msg.param || "model"); e.code = msg.code; return e; }
     case "context_full": return new ContextFullError(msg.message);
     case "model_load": return new ModelLoadError(msg.message);
     default: return new PicoLMError(msg.message, msg.code || "engine");

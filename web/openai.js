@@ -8,9 +8,14 @@
 //
 // The request fields are OpenAI's, checked as the Cloudflare Worker checks
 // them (wasm/cloudflare/internal/server/fields.go): a field this API does not
-// implement (penalties, logprobs, tools, ...) or does not know is refused with
-// a BadRequestError whose param names it, unless its value asks for nothing
-// ("logprobs": false, "n": 1, "tools": [], null for any field). Extensions:
+// implement (penalties, n, echo, ...) or does not know is refused with a
+// BadRequestError whose param names it, unless its value asks for nothing
+// ("n": 1, "echo": false, null for any field). tools, tool_choice,
+// parallel_tool_calls, logprobs and top_logprobs behave as the Worker's (the
+// engine Worker runs the same Go code: chat.ToolGrammar, chat.ToolStream,
+// engine.Logprobs); completions' logprobs (an integer, 0 to 5) gives the
+// legacy shape {tokens, token_logprobs, top_logprobs, text_offset}.
+// embeddings.create is OpenAI's embeddings endpoint. Extensions:
 // top_k and min_p (llama.cpp's), response_format {type: "grammar", grammar}
 // (GBNF), and signal (an AbortSignal; it may also be given as the second
 // argument's signal, as in the OpenAI SDK). Aborting rejects the promise, or
@@ -25,7 +30,10 @@
 
 import { AbortError, BadRequestError } from "./errors.js";
 
-const FINISH = { eos: "stop", json: "stop", grammar: "stop", stop_sequence: "stop", max_tokens: "length", context: "length", stopped: "abort" };
+const FINISH = { eos: "stop", json: "stop", grammar: "stop", stop_sequence: "stop", max_tokens: "length", context: "length", stopped: "abort", tool_calls: "tool_calls" };
+const MAX_TOP_LOGPROBS = 20; // OpenAI's limit (engine.MaxTopLogprobs)
+const MAX_COMPLETION_LOGPROBS = 5; // the legacy completions' limit
+const MAX_TOOLS = 128;
 const MAX_STOPS = 4; // OpenAI's limit
 
 function bad(param, message) { return new BadRequestError(message, param); }
@@ -50,10 +58,9 @@ const harmless = {
   string: () => (v, p) => { if (typeof v !== "string") throw bad(p, `wrong type for ${p}: got ${kind(v)}, want a string`); },
   bool: () => (v, p) => { if (typeof v !== "boolean") throw bad(p, `wrong type for ${p}: got ${kind(v)}, want a boolean`); },
   object: () => (v, p) => { if (!isObject(v)) throw bad(p, `wrong type for ${p}: got ${kind(v)}, want an object`); },
-  toolChoice: () => (v, p) => { if (v !== "none" && v !== "auto") throw bad(p, `${p} must be "none", "auto" or null: this API does no function calling`); },
+  functionCall: () => (v, p) => { if (v !== "none" && v !== "auto") throw bad(p, `${p} must be "none", "auto" or null: ${NO_FUNCTIONS}`); },
 };
-const NO_TOOLS = "this API does no function calling";
-const NO_LOGPROBS = "this API returns no log probabilities";
+const NO_FUNCTIONS = "the deprecated functions API is not implemented: use tools";
 
 // FIELDS: per field, the endpoints that take it ("chat", "completions") and,
 // for one that is not implemented, the check of its harmless values.
@@ -78,13 +85,13 @@ const FIELDS = {
   presence_penalty: ["chat completions", harmless.zero("the sampler has no penalties")],
   logit_bias: ["chat completions", harmless.emptyObject("the sampler takes no logit biases")],
   user: ["chat completions", harmless.string()],
-  logprobs: ["chat completions"], // false (chat) or 0 (completions): checked by endpoint
-  top_logprobs: ["chat", harmless.zero(NO_LOGPROBS)],
-  tools: ["chat", harmless.emptyArray(NO_TOOLS)],
-  functions: ["chat", harmless.emptyArray(NO_TOOLS)],
-  tool_choice: ["chat", harmless.toolChoice()],
-  function_call: ["chat", harmless.toolChoice()],
+  logprobs: ["chat completions"], // a boolean (chat) or an integer (completions): read by logprobsOf
+  top_logprobs: ["chat"],
+  tools: ["chat"],
+  tool_choice: ["chat"],
   parallel_tool_calls: ["chat", harmless.bool()],
+  functions: ["chat", harmless.emptyArray(NO_FUNCTIONS)],
+  function_call: ["chat", harmless.functionCall()],
   store: ["chat", harmless.falseOnly("completions are not stored")],
   metadata: ["chat", harmless.object()],
   best_of: ["completions", harmless.oneOnly("one candidate is generated per prompt")],
@@ -100,8 +107,68 @@ function checkFields(body, endpoint) {
     if (v === null || v === undefined) continue;
     if (spec[1]) spec[1](v, k);
   }
+}
+
+// logprobsOf reads logprobs and top_logprobs into run() options: chat's
+// {logprobs: true, top_logprobs: 0..20}, completions' logprobs: 0..5 (the
+// number of alternatives; 0 is the chosen tokens' only).
+function logprobsOf(body, endpoint, o) {
   const lp = body.logprobs;
-  if (lp !== null && lp !== undefined && lp !== false && lp !== 0) throw bad("logprobs", `logprobs must be ${endpoint === "chat" ? "false" : "0"} or null: ${NO_LOGPROBS}`);
+  if (endpoint === "chat") {
+    if (lp !== null && lp !== undefined && typeof lp !== "boolean") throw bad("logprobs", `wrong type for logprobs: got ${kind(lp)}, want a boolean`);
+    const n = integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS, 0);
+    if (n > 0 && lp !== true) throw bad("top_logprobs", 'top_logprobs needs "logprobs": true');
+    if (lp === true) { o.logprobs = true; o.topLogprobs = n; }
+    return;
+  }
+  const n = integer(body, "logprobs", 0, MAX_COMPLETION_LOGPROBS, undefined);
+  if (n !== undefined) { o.logprobs = true; o.topLogprobs = n; }
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+// toolsOf reads tools, tool_choice and parallel_tool_calls into run()
+// options ({tools: [{name, description, parameters}], toolChoice: {mode,
+// function, parallel}}), as the Worker reads them; the engine Worker checks
+// each tool's parameters (they must compile to a grammar).
+function toolsOf(body, o) {
+  const ts = body.tools;
+  const tools = [];
+  if (ts !== null && ts !== undefined) {
+    if (!Array.isArray(ts)) throw bad("tools", `wrong type for tools: got ${kind(ts)}, want an array of tools`);
+    if (ts.length > MAX_TOOLS) throw bad("tools", `at most ${MAX_TOOLS} tools are allowed (got ${ts.length})`);
+    for (const [i, t] of ts.entries()) {
+      const p = `tools[${i}]`;
+      if (!isObject(t)) throw bad(p, `${p} must be a {"type": "function", "function"} object`);
+      for (const k of Object.keys(t)) if (k !== "type" && k !== "function") throw bad(`${p}.${k}`, `unknown field ${p}.${k}`);
+      if (t.type !== "function") throw bad(`${p}.type`, `${p}.type must be "function" (the only kind of tool)`);
+      const f = t.function;
+      if (!isObject(f)) throw bad(`${p}.function`, `${p}.function is required: {name, description, parameters}`);
+      for (const k of Object.keys(f)) if (!["name", "description", "parameters", "strict"].includes(k)) throw bad(`${p}.function.${k}`, `unknown field ${p}.function.${k}`);
+      if (typeof f.name !== "string" || !NAME.test(f.name)) throw bad(`${p}.function.name`, `${p}.function.name must be a string of 1 to 64 letters, digits, _ or -`);
+      if (f.description != null && typeof f.description !== "string") throw bad(`${p}.function.description`, `${p}.function.description must be a string`);
+      if (f.strict != null && typeof f.strict !== "boolean") throw bad(`${p}.function.strict`, `${p}.function.strict must be a boolean`);
+      if (f.parameters != null && !isObject(f.parameters)) throw bad(`${p}.function.parameters`, `wrong type for ${p}.function.parameters: got ${kind(f.parameters)}, want a JSON Schema object`);
+      tools.push({ name: f.name, description: f.description ?? "", parameters: f.parameters ?? null });
+    }
+  }
+  const choice = { mode: tools.length ? "auto" : "none", function: "", parallel: body.parallel_tool_calls !== false };
+  const tc = body.tool_choice;
+  if (tc !== null && tc !== undefined) {
+    if (typeof tc === "string") {
+      if (!["none", "auto", "required"].includes(tc)) throw bad("tool_choice", `tool_choice ${JSON.stringify(tc)} is not supported: use "none", "auto", "required" or {"type": "function", "function": {"name": ...}}`);
+      choice.mode = tc;
+    } else if (isObject(tc)) {
+      if (tc.type !== "function") throw bad("tool_choice.type", 'tool_choice.type must be "function"');
+      if (!isObject(tc.function) || typeof tc.function.name !== "string") throw bad("tool_choice.function.name", "tool_choice.function.name is required");
+      choice.mode = "function";
+      choice.function = tc.function.name;
+    } else {
+      throw bad("tool_choice", `wrong type for tool_choice: got ${kind(tc)}, want "none", "auto", "required" or a {"type": "function"} object`);
+    }
+  }
+  if (tools.length) o.tools = tools;
+  if (choice.mode !== "none") o.toolChoice = choice; // the engine Worker refuses a choice that needs tools without them
 }
 
 function number(body, k, lo, hi, def) {
@@ -180,10 +247,36 @@ function options(body, model, endpoint) {
     if (body.stream !== true) throw bad("stream_options", "stream_options is only allowed with stream: true");
   }
   if (body.stream !== null && body.stream !== undefined && typeof body.stream !== "boolean") throw bad("stream", `wrong type for stream: got ${kind(body.stream)}, want a boolean`);
+  logprobsOf(body, endpoint, o);
+  if (endpoint === "chat") toolsOf(body, o);
+  if (o.toolChoice && (o.json || o.grammar || o.jsonSchema)) throw bad("response_format", 'response_format json_object or json_schema, or a grammar, cannot constrain a reply that may call tools: send tool_choice "none" with them');
   return o;
 }
 
-const ROLES = { system: "system", developer: "system", user: "user", assistant: "assistant" };
+const ROLES = { system: "system", developer: "system", user: "user", assistant: "assistant", tool: "tool" };
+
+// toolCallsOf reads an assistant message's tool_calls into the engine's
+// [{id, name, arguments}].
+function toolCallsOf(v, p) {
+  if (!Array.isArray(v)) throw bad(p, `wrong type for ${p}: got ${kind(v)}, want an array of tool calls`);
+  return v.map((c, k) => {
+    const q = `${p}[${k}]`;
+    if (!isObject(c)) throw bad(q, `${q} must be a {"id", "type": "function", "function"} object`);
+    for (const key of Object.keys(c)) if (!["id", "type", "function", "index"].includes(key)) throw bad(`${q}.${key}`, `unknown field ${q}.${key}`);
+    if (c.type != null && c.type !== "function") throw bad(`${q}.type`, `${q}.type: only function calls are supported (got ${JSON.stringify(c.type)})`);
+    if (c.id != null && typeof c.id !== "string") throw bad(`${q}.id`, `${q}.id must be a string`);
+    const f = c.function;
+    if (!isObject(f)) throw bad(`${q}.function`, `${q}.function is required`);
+    if (typeof f.name !== "string" || !f.name) throw bad(`${q}.function.name`, `${q}.function.name is required`);
+    let args = "{}";
+    if (f.arguments != null) {
+      if (typeof f.arguments !== "string") throw bad(`${q}.function.arguments`, `${q}.function.arguments must be the arguments object as JSON text`);
+      try { JSON.parse(f.arguments); } catch { throw bad(`${q}.function.arguments`, `${q}.function.arguments is not JSON text: it must be the arguments object as a string`); }
+      args = f.arguments;
+    }
+    return { id: c.id ?? "", name: f.name, arguments: args };
+  });
+}
 
 function messages(body) {
   const ms = body.messages;
@@ -192,16 +285,29 @@ function messages(body) {
     const p = `messages[${i}]`;
     if (!isObject(m)) throw bad(p, `${p} must be an object {role, content}`);
     for (const [k, v] of Object.entries(m)) {
-      if (k === "role" || k === "content" || k === "name") continue;
+      if (k === "role" || k === "content" || k === "name" || k === "tool_calls" || k === "tool_call_id") continue;
       // A message as a completion returned it ({role, content, refusal: null}) is taken back as it is.
-      if (v === null || v === undefined || (Array.isArray(v) && !v.length && k !== "content")) continue;
-      if (k === "tool_calls" || k === "function_call" || k === "tool_call_id") throw bad(`${p}.${k}`, `${p}.${k}: ${NO_TOOLS}`);
+      if (v === null || v === undefined || (Array.isArray(v) && !v.length)) continue;
+      if (k === "function_call") throw bad(`${p}.${k}`, `${p}.${k}: ${NO_FUNCTIONS}`);
       throw bad(`${p}.${k}`, `unknown field ${p}.${k}`);
     }
     if (m.name !== undefined && m.name !== null && typeof m.name !== "string") throw bad(`${p}.name`, `${p}.name must be a string`);
     const role = ROLES[m.role];
-    if (!role) throw bad(`${p}.role`, `${p}.role must be "system", "developer", "user" or "assistant", got ${JSON.stringify(m.role)}${m.role === "tool" || m.role === "function" ? ` (${NO_TOOLS})` : ""}`);
+    if (!role) throw bad(`${p}.role`, `${p}.role must be "system", "developer", "user", "assistant" or "tool", got ${JSON.stringify(m.role)}${m.role === "function" ? ` (${NO_FUNCTIONS})` : ""}`);
+    const out = { role };
+    if (m.tool_calls != null && !(Array.isArray(m.tool_calls) && !m.tool_calls.length)) {
+      if (role !== "assistant") throw bad(`${p}.tool_calls`, `${p}.tool_calls: only an assistant message has tool_calls`);
+      out.toolCalls = toolCallsOf(m.tool_calls, `${p}.tool_calls`);
+    }
+    if (role === "tool") {
+      if (typeof m.tool_call_id !== "string" || !m.tool_call_id) throw bad(`${p}.tool_call_id`, `${p}.tool_call_id is required: the id of the call this message answers`);
+      out.toolCallId = m.tool_call_id;
+      if (m.name != null) out.name = m.name;
+    } else if (m.tool_call_id != null) {
+      throw bad(`${p}.tool_call_id`, `${p}.tool_call_id: only a tool message answers a tool call`);
+    }
     let content = m.content;
+    if (content === null && out.toolCalls) content = ""; // an assistant's calls with no text
     if (Array.isArray(content)) {
       content = content.map((part, j) => {
         if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") throw bad(`${p}.content[${j}]`, `${p}.content[${j}] must be a text part {type: "text", text}: the model reads text only`);
@@ -209,7 +315,8 @@ function messages(body) {
       }).join("");
     }
     if (typeof content !== "string") throw bad(`${p}.content`, `${p}.content must be a string or an array of text parts, got ${kind(content)}`);
-    return { role, content };
+    out.content = content;
+    return out;
   });
 }
 
@@ -262,14 +369,20 @@ function signals(body, opts) {
 
 // runAll runs one request: its inputs (a prompt or a conversation each) one
 // after another, each as a choice. It delivers events to onEvent:
-// {type: "text", index, text}, {type: "end", index, finish, stats}, then
-// resolves with the stats of every input. Aborting rejects with AbortError.
+// {type: "token", index, text, calls, logprobs} for each engine token that
+// adds text, pieces of tool calls ({index, name?, arguments}: a call's name
+// first) or log-probability entries, {type: "end", index, finish, stats},
+// then resolves with the stats of every input. Aborting rejects with
+// AbortError.
 async function runAll(model, inputs, o, sig, onEvent) {
   const all = [];
   for (const [index, input] of inputs.entries()) {
     if (sig.aborted()) throw new AbortError();
     if (sig.ctl.signal.aborted) break; // the stream's consumer left the loop
-    const stats = await model.run(input, { ...o, signal: sig.ctl.signal, onToken: (t) => { if (t.text) onEvent({ type: "text", index, text: t.text }); } });
+    const onToken = (t) => {
+      if (t.text || t.calls || t.logprobs) onEvent({ type: "token", index, text: t.text || "", calls: t.calls || [], logprobs: t.logprobs || [] });
+    };
+    const stats = await model.run(input, { ...o, signal: sig.ctl.signal, onToken });
     if (stats.stop === "stopped" && sig.aborted()) throw new AbortError();
     all.push(stats);
     onEvent({ type: "end", index, finish: FINISH[stats.stop] || "stop", stats });
@@ -277,18 +390,49 @@ async function runAll(model, inputs, o, sig, onEvent) {
   return all;
 }
 
-// complete runs a request to its end: {texts, finishes, stats}.
-async function complete(model, inputs, o, sig) {
-  const texts = inputs.map(() => ""), finishes = [];
+// stopReason is the extension field stop_reason, when a grammar ended the
+// output early (finish_reason is then "stop").
+function stopReason(reason) { return reason ? { stop_reason: reason } : {}; }
+
+// callId is the id of call i of completion id (as the Worker makes it).
+function callId(id, i) { return `call_${id.slice(id.indexOf("-") + 1)}_${i}`; }
+
+// complete runs a request to its end: {texts, calls, logprobs, finishes,
+// reasons, stats}, per choice: the text, the tool calls in OpenAI's shape,
+// the log-probability entries, the finish reason and the extension
+// stop_reason (why a grammar ended the output early, as the Worker's).
+async function complete(model, inputs, o, sig, id) {
+  const texts = inputs.map(() => ""), calls = inputs.map(() => []), lps = inputs.map(() => []), finishes = [], reasons = [];
   try {
     const stats = await runAll(model, inputs, o, sig, (e) => {
-      if (e.type === "text") texts[e.index] += e.text;
-      else finishes[e.index] = e.finish;
+      if (e.type !== "token") { finishes[e.index] = e.finish; reasons[e.index] = e.stats.stopReason || ""; return; }
+      texts[e.index] += e.text;
+      for (const c of e.calls) {
+        if (c.name !== undefined) calls[e.index][c.index] = { id: callId(id, c.index), type: "function", function: { name: c.name, arguments: c.arguments } };
+        else calls[e.index][c.index].function.arguments += c.arguments;
+      }
+      lps[e.index].push(...e.logprobs);
     });
-    return { texts, finishes, stats };
+    return { texts, calls, logprobs: lps, finishes, reasons, stats };
   } finally {
     sig.done();
   }
+}
+
+// legacyLogprobs is completions' logprobs for entries (chat's shape):
+// {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset};
+// text_offset counts UTF-16 units of the completion's text (the prompt is
+// not echoed) before each token's first whole character.
+function legacyLogprobs(entries, state = { offset: 0, dec: new TextDecoder() }) {
+  const out = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
+  for (const e of entries) {
+    out.tokens.push(e.token);
+    out.token_logprobs.push(e.logprob);
+    out.top_logprobs.push(Object.fromEntries(e.top_logprobs.map((t) => [t.token, t.logprob])));
+    out.text_offset.push(state.offset);
+    state.offset += state.dec.decode(new Uint8Array(e.bytes), { stream: true }).length;
+  }
+  return out;
 }
 
 // stream runs a request as an async iterable of the chunks shape(event)
@@ -350,19 +494,41 @@ export class ChatCompletions {
       const withUsage = !!(body.stream_options && body.stream_options.include_usage);
       const extra = withUsage ? { usage: null } : {};
       let opened = false;
-      const chunk = (delta, finish) => ({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra });
+      let pending = []; // log-probability entries not yet sent (of tokens whose text is held back)
+      const chunk = (delta, finish) => {
+        const c = { ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra };
+        if (o.logprobs && pending.length) { c.choices[0].logprobs = { content: pending, refusal: null }; pending = []; }
+        return c;
+      };
       const shape = (e) => {
         const out = [];
         if (!opened) { opened = true; out.push(chunk({ role: "assistant", content: "" }, null)); }
-        out.push(e.type === "text" ? chunk({ content: e.text }, null) : chunk({}, e.finish));
+        if (e.type === "end") {
+          if (pending.length) out.push(chunk({}, null));
+          out.push(chunk({}, e.finish));
+          return out;
+        }
+        pending.push(...e.logprobs);
+        if (e.text) out.push(chunk({ content: e.text }, null));
+        for (const c of e.calls) {
+          const tc = c.name !== undefined
+            ? { index: c.index, id: callId(id, c.index), type: "function", function: { name: c.name, arguments: c.arguments } }
+            : { index: c.index, function: { arguments: c.arguments } };
+          out.push(chunk({ tool_calls: [tc] }, null));
+        }
         return out;
       };
       return stream(this._model, [msgs], o, sig, shape, withUsage ? (stats) => ({ ...head, choices: [], usage: usage(stats) }) : null);
     }
-    const r = await complete(this._model, [msgs], o, sig);
+    const r = await complete(this._model, [msgs], o, sig, id);
+    const message = { role: "assistant", content: r.texts[0], refusal: null };
+    if (r.calls[0].length) {
+      message.tool_calls = r.calls[0];
+      if (!r.texts[0].trim()) message.content = null;
+    }
     return {
       id, object: "chat.completion", created, model, system_fingerprint: null,
-      choices: [{ index: 0, message: { role: "assistant", content: r.texts[0], refusal: null }, logprobs: null, finish_reason: r.finishes[0] }],
+      choices: [{ index: 0, message, logprobs: o.logprobs ? { content: r.logprobs[0], refusal: null } : null, finish_reason: r.finishes[0], ...stopReason(r.reasons[0]) }],
       usage: usage(r.stats),
     };
   }
@@ -389,14 +555,88 @@ export class Completions {
     if (body.stream) {
       const withUsage = !!(body.stream_options && body.stream_options.include_usage);
       const extra = withUsage ? { usage: null } : {};
-      const shape = (e) => [{ ...head, choices: [{ index: e.index, text: e.type === "text" ? e.text : "", logprobs: null, finish_reason: e.type === "end" ? e.finish : null }], ...extra }];
+      const states = inputs.map(() => ({ offset: 0, dec: new TextDecoder() }));
+      const shape = (e) => {
+        if (e.type === "token" && !e.text && !e.logprobs.length) return [];
+        const lp = o.logprobs ? legacyLogprobs(e.type === "token" ? e.logprobs : [], states[e.index]) : null;
+        return [{ ...head, choices: [{ index: e.index, text: e.type === "token" ? e.text : "", logprobs: lp, finish_reason: e.type === "end" ? e.finish : null }], ...extra }];
+      };
       return stream(this._model, inputs, o, sig, shape, withUsage ? (stats) => ({ ...head, choices: [], usage: usage(stats) }) : null);
     }
-    const r = await complete(this._model, inputs, o, sig);
+    const r = await complete(this._model, inputs, o, sig, id);
     return {
       ...head,
-      choices: r.texts.map((text, index) => ({ index, text, logprobs: null, finish_reason: r.finishes[index] })),
+      choices: r.texts.map((text, index) => ({ index, text, logprobs: o.logprobs ? legacyLogprobs(r.logprobs[index]) : null, finish_reason: r.finishes[index], ...stopReason(r.reasons[index]) })),
       usage: usage(r.stats),
     };
   }
+}
+
+/**
+ * model.embeddings: OpenAI's embeddings. input is a string, an array of
+ * strings, an array of token ids or an array of arrays of them; each is
+ * embedded on its own (text with BOS first) by the engine's Session.Embed,
+ * as the Cloudflare Worker's /v1/embeddings: the final norm's output pooled
+ * as the GGUF's <arch>.pooling_type says (mean when it has none), unit L2
+ * norm. encoding_format "float" (arrays of numbers) or "base64"
+ * (little-endian float32s).
+ */
+export class Embeddings {
+  constructor(model) { this._model = model; }
+
+  async create(body, opts = undefined) {
+    if (!isObject(body)) throw bad(null, `the request must be an object, got ${kind(body)}`);
+    for (const k of Object.keys(body)) if (!["input", "model", "encoding_format", "dimensions", "user", "signal"].includes(k)) throw bad(k, `unknown field ${k} for embeddings.create`);
+    if (body.model != null && typeof body.model !== "string") throw bad("model", `wrong type for model: got ${kind(body.model)}, want a string`);
+    if (body.user != null && typeof body.user !== "string") throw bad("user", `wrong type for user: got ${kind(body.user)}, want a string`);
+    const format = body.encoding_format ?? "float";
+    if (format !== "float" && format !== "base64") throw bad("encoding_format", `encoding_format ${JSON.stringify(format)} is not supported: use "float" or "base64"`);
+    const info = this._model.info;
+    if (body.dimensions != null && (!info || body.dimensions !== info.dim)) throw bad("dimensions", `dimensions must be ${info ? info.dim : "the model's embedding size"}, this model's embedding size (the vectors are not shortened)`);
+    const inputs = embedInputs(body.input);
+    const sig = signals(body, opts);
+    try {
+      if (sig.aborted()) throw new AbortError();
+      const r = await this._model.embed(inputs, { signal: sig.ctl.signal });
+      if (sig.aborted()) throw new AbortError();
+      const data = r.data.map((v, index) => ({ object: "embedding", index, embedding: format === "base64" ? base64(v) : Array.from(v) }));
+      const n = r.tokens.reduce((a, b) => a + b, 0);
+      return { object: "list", data, model: info ? info.name : "", usage: { prompt_tokens: n, total_tokens: n } };
+    } finally {
+      sig.done();
+    }
+  }
+}
+
+// embedInputs reads embeddings' input: [string | [token id]].
+function embedInputs(v) {
+  const ids = (a, p) => {
+    if (!a.length) throw bad(p, `${p} is empty`);
+    for (const [i, t] of a.entries()) if (!Number.isInteger(t)) throw bad(`${p}[${i}]`, `wrong type for ${p}[${i}]: got ${typeof t === "number" ? t : kind(t)}, want a token id (an integer)`);
+    return a;
+  };
+  if (typeof v === "string") {
+    if (!v) throw bad("input", "input is an empty string");
+    return [v];
+  }
+  if (!Array.isArray(v)) throw bad("input", `wrong type for input: got ${kind(v)}, want a string, an array of strings or an array of token ids`);
+  if (!v.length) throw bad("input", "input is an empty array");
+  if (v.length > 2048) throw bad("input", `at most 2048 inputs are allowed (got ${v.length})`);
+  if (typeof v[0] === "number") return [ids(v, "input")];
+  return v.map((x, i) => {
+    const p = `input[${i}]`;
+    if (typeof x === "string") {
+      if (!x) throw bad(p, `${p} is an empty string`);
+      return x;
+    }
+    if (Array.isArray(x)) return ids(x, p);
+    throw bad(p, `wrong type for ${p}: got ${kind(x)}, want a string or an array of token ids`);
+  });
+}
+
+function base64(v) {
+  const b = new Uint8Array(v.buffer, v.byteOffset, v.byteLength); // little-endian on every browser
+  let s = "";
+  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode.apply(null, b.subarray(i, i + 0x8000));
+  return btoa(s);
 }

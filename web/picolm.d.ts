@@ -109,7 +109,8 @@ export interface SplitStats {
   shardSleeps: number[];
 }
 
-export type StopReason = "eos" | "max_tokens" | "context" | "json" | "grammar" | "stop_sequence" | "stopped";
+/** "tool_calls": the reply ended with complete tool calls (RunOptions.tools). */
+export type StopReason = "eos" | "max_tokens" | "context" | "json" | "grammar" | "stop_sequence" | "stopped" | "tool_calls";
 
 export interface RunStats {
   prompt: string;
@@ -121,6 +122,8 @@ export interface RunStats {
   decodeMs: number;
   tokensPerSec: number;
   stop: StopReason;
+  /** Why a grammar ended the output early (no token of the vocabulary could continue it), else "". */
+  stopReason: string;
   memory: MemoryInfo | null;
   split?: { prefill: SplitStats; decode: SplitStats };
 }
@@ -129,11 +132,28 @@ export interface TokenEvent {
   text: string;
   count: number;
   tokensPerSec: number;
+  /** With RunOptions.tools: pieces of tool calls this token completes (name only in a call's first piece). */
+  calls?: { index: number; name?: string; arguments: string }[];
+  /** With RunOptions.logprobs: the entries of the tokens generated since the last event. */
+  logprobs?: ChatCompletionTokenLogprob[];
 }
 
 export interface ChatMessage {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /** An assistant's tool calls. */
+  toolCalls?: { id?: string; name: string; arguments?: string }[];
+  /** role "tool": the id of the call this answers, and the function's name. */
+  toolCallId?: string;
+  name?: string;
+}
+
+/** A function a chat reply may call (RunOptions.tools). */
+export interface RunTool {
+  name: string;
+  description?: string;
+  /** A JSON Schema of the arguments object (or its text). */
+  parameters?: object | string | null;
 }
 
 export interface RunOptions {
@@ -150,8 +170,20 @@ export interface RunOptions {
   /** A JSON Schema (an object, or its JSON text) the output must be an instance of. */
   jsonSchema?: object | boolean | string;
   stop?: string | string[];
+  /** Log-probabilities of every generated token, with topLogprobs (0 to 20) alternatives. */
+  logprobs?: boolean;
+  topLogprobs?: number;
+  /** Functions a chat reply may call, as toolChoice says (mode "none" when absent). */
+  tools?: RunTool[];
+  toolChoice?: { mode: "none" | "auto" | "required" | "function"; function?: string; parallel?: boolean };
   signal?: AbortSignal;
   onToken?: (t: TokenEvent) => void;
+}
+
+/** PicoLM.embed's result: one unit vector per input, and each input's token count. */
+export interface EmbedResult {
+  data: Float32Array[];
+  tokens: number[];
 }
 
 /** The iterator generate() returns; stats is set once it is done. */
@@ -171,6 +203,10 @@ export class PicoLM {
   readonly chat: Chat;
   /** OpenAI's text completions. */
   readonly completions: Completions;
+  /** OpenAI's embeddings. */
+  readonly embeddings: Embeddings;
+  /** Embed texts or arrays of token ids, each on its own (the engine's Session.Embed). */
+  embed(inputs: (string | number[])[], opts?: { signal?: AbortSignal }): Promise<EmbedResult>;
   run(input: string | ChatMessage[], opts?: RunOptions): Promise<RunStats>;
   generate(input: string | ChatMessage[], opts?: Omit<RunOptions, "onToken">): Generation;
   /** Stop the running generation after its current token. */
@@ -185,15 +221,60 @@ export default PicoLM;
 
 // ---- The OpenAI-shaped API (web/openai.js) ----
 
-export type ChatRole = "system" | "developer" | "user" | "assistant";
+export type ChatRole = "system" | "developer" | "user" | "assistant" | "tool";
 export interface TextPart {
   type: "text";
   text: string;
 }
+export interface ChatCompletionMessageToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
 export interface ChatCompletionMessageParam {
   role: ChatRole;
-  content: string | TextPart[];
+  /** null for an assistant message with tool_calls only. */
+  content: string | TextPart[] | null;
   name?: string;
+  /** An assistant's calls, as a completion returned them. */
+  tool_calls?: ChatCompletionMessageToolCall[] | null;
+  /** role "tool": the call this message answers (required). */
+  tool_call_id?: string | null;
+  refusal?: null;
+}
+
+export interface ChatCompletionTool {
+  type: "function";
+  function: {
+    /** 1 to 64 letters, digits, _ or -. */
+    name: string;
+    description?: string;
+    /** A JSON Schema of an object: the calls' arguments are valid under it. */
+    parameters?: object | null;
+    strict?: boolean | null;
+  };
+}
+export type ChatCompletionToolChoiceOption = "none" | "auto" | "required" | { type: "function"; function: { name: string } };
+
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+}
+/** A generated token's log-probability under the model's own distribution (before any grammar mask, temperature or filter). */
+export interface ChatCompletionTokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+export interface ChoiceLogprobs {
+  content: ChatCompletionTokenLogprob[];
+  refusal: null;
+}
+/** Completions' (legacy) logprobs; text_offset counts UTF-16 units of the completion's text. */
+export interface CompletionLogprobs {
+  tokens: string[];
+  token_logprobs: number[];
+  top_logprobs: Record<string, number>[];
+  text_offset: number[];
 }
 
 export type ResponseFormat =
@@ -230,11 +311,12 @@ interface CommonParams {
 export interface ChatCompletionCreateParams extends CommonParams {
   messages: ChatCompletionMessageParam[];
   max_completion_tokens?: number | null;
-  logprobs?: false | null;
-  top_logprobs?: 0 | null;
-  tools?: [] | null;
+  logprobs?: boolean | null;
+  /** 0 to 20; needs logprobs: true. */
+  top_logprobs?: number | null;
+  tools?: ChatCompletionTool[] | null;
   functions?: [] | null;
-  tool_choice?: "none" | "auto" | null;
+  tool_choice?: ChatCompletionToolChoiceOption | null;
   function_call?: "none" | "auto" | null;
   parallel_tool_calls?: boolean | null;
   store?: false | null;
@@ -250,7 +332,8 @@ export interface ChatCompletionCreateParamsNonStreaming extends ChatCompletionCr
 export interface CompletionCreateParams extends CommonParams {
   /** One prompt, or several (one choice each, generated one after another). */
   prompt: string | string[];
-  logprobs?: 0 | null;
+  /** 0 to 5: the chosen tokens' log-probabilities and this many alternatives. */
+  logprobs?: number | null;
   best_of?: 1 | null;
   echo?: false | null;
   suffix?: "" | null;
@@ -268,7 +351,7 @@ export interface RequestOptions {
 }
 
 /** "abort": the generation was stopped with PicoLM.stop(). */
-export type FinishReason = "stop" | "length" | "abort";
+export type FinishReason = "stop" | "length" | "abort" | "tool_calls";
 
 export interface CompletionUsage {
   prompt_tokens: number;
@@ -294,8 +377,9 @@ export interface ChatCompletion {
   system_fingerprint: null;
   choices: {
     index: number;
-    message: { role: "assistant"; content: string; refusal: null };
-    logprobs: null;
+    /** content is null when the reply is only tool calls. */
+    message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: ChatCompletionMessageToolCall[] };
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason;
   }[];
   usage: CompletionUsage;
@@ -310,8 +394,9 @@ export interface ChatCompletionChunk {
   /** Empty in the last chunk when stream_options.include_usage is set. */
   choices: {
     index: number;
-    delta: { role?: "assistant"; content?: string };
-    logprobs: null;
+    /** A call's first delta has index, id, type and function.name (arguments ""); the next ones index and function.arguments. */
+    delta: { role?: "assistant"; content?: string; tool_calls?: { index: number; id?: string; type?: "function"; function: { name?: string; arguments: string } }[] };
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason | null;
   }[];
   /** With stream_options.include_usage: null but in the last chunk. */
@@ -327,7 +412,7 @@ export interface Completion {
   choices: {
     index: number;
     text: string;
-    logprobs: null;
+    logprobs: CompletionLogprobs | null;
     /** null in a stream's chunks before the choice's last one. */
     finish_reason: FinishReason | null;
   }[];
@@ -356,4 +441,31 @@ export class Completions {
   create(body: CompletionCreateParamsStreaming, opts?: RequestOptions): Promise<Stream<Completion>>;
   create(body: CompletionCreateParamsNonStreaming, opts?: RequestOptions): Promise<Completion>;
   create(body: CompletionCreateParams, opts?: RequestOptions): Promise<Completion | Stream<Completion>>;
+}
+
+export interface EmbeddingCreateParams {
+  /** A string, an array of strings, an array of token ids, or an array of arrays of them (at most 2048 inputs). */
+  input: string | string[] | number[] | number[][];
+  model?: string | null;
+  encoding_format?: "float" | "base64" | null;
+  /** Only the model's own embedding size. */
+  dimensions?: number | null;
+  user?: string | null;
+  signal?: AbortSignal | null;
+}
+export interface Embedding {
+  object: "embedding";
+  index: number;
+  /** A unit vector; with encoding_format "base64" its little-endian float32s in base64. */
+  embedding: number[] | string;
+}
+export interface CreateEmbeddingResponse {
+  object: "list";
+  data: Embedding[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+export class Embeddings {
+  private constructor();
+  create(body: EmbeddingCreateParams, opts?: RequestOptions): Promise<CreateEmbeddingResponse>;
 }

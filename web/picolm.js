@@ -4,6 +4,7 @@
 //   const m = await PicoLM.load(urlOrFileOrBytes, { onProgress: p => console.log(p.loaded, p.total) });
 //   for await (const piece of m.generate("Once upon a time", { maxTokens: 64, temperature: 0 })) out.textContent += piece;
 //   const r = await m.chat.completions.create({ messages: [{ role: "user", content: "Hi" }] }); // OpenAI's shapes (web/openai.js)
+//   const e = await m.embeddings.create({ input: ["Once upon a time"] });                     // tools, logprobs too
 //   m.unload();
 //
 // The engine (Go, compiled to wasm) runs in a dedicated Web Worker. A model is
@@ -29,10 +30,10 @@
 import { openModelStore } from "./cache.js";
 
 import { PicoLMError, AbortError, BadRequestError, ModelLoadError, fromWorker } from "./errors.js";
-import { Chat, Completions } from "./openai.js";
+import { Chat, Completions, Embeddings } from "./openai.js";
 
 export { PicoLMError, BadRequestError, ContextFullError, ModelLoadError, AbortError } from "./errors.js";
-export { Chat, ChatCompletions, Completions } from "./openai.js";
+export { Chat, ChatCompletions, Completions, Embeddings } from "./openai.js";
 
 const CACHE = "picolm-models-v1";
 const BUILTIN = "builtin";
@@ -617,6 +618,8 @@ export class PicoLM {
     this.chat = new Chat(this);
     /** OpenAI's text completions: completions.create({prompt, ...}) (web/openai.js). */
     this.completions = new Completions(this);
+    /** OpenAI's embeddings: embeddings.create({input, encoding_format}) (web/openai.js). */
+    this.embeddings = new Embeddings(this);
   }
 
   /** The engine build the workers run: "relaxed" or "simd128" (see wasmBuild). */
@@ -731,13 +734,16 @@ export class PicoLM {
     if (e.dead) throw e.dead;
     if (opts.signal && opts.signal.aborted) {
       // Aborted before it started: nothing is generated.
-      return { prompt: "", promptTokens: 0, cachedTokens: 0, prefillMs: 0, generated: 0, decodeMs: 0, tokensPerSec: 0, stop: "stopped", memory: this.memory };
+      return { prompt: "", promptTokens: 0, cachedTokens: 0, prefillMs: 0, generated: 0, decodeMs: 0, tokensPerSec: 0, stop: "stopped", stopReason: "", memory: this.memory };
     }
     const msg = { type: "generate", maxTokens: opts.maxTokens ?? 256, temperature: opts.temperature ?? 0.8, topP: opts.topP ?? 0.9, topK: opts.topK ?? 0, minP: opts.minP ?? 0, seed: opts.seed ?? 42, json: !!opts.json };
     if (opts.grammar != null) msg.grammar = String(opts.grammar);
     if (opts.jsonSchema != null) msg.jsonSchema = typeof opts.jsonSchema === "string" ? opts.jsonSchema : JSON.stringify(opts.jsonSchema);
     if (opts.stop != null) msg.stop = (typeof opts.stop === "string" ? [opts.stop] : Array.from(opts.stop)).map(String);
-    if (Array.isArray(input)) msg.messages = input.map((m) => ({ role: String(m.role), content: String(m.content) }));
+    if (opts.logprobs) { msg.logprobs = true; msg.topLogprobs = opts.topLogprobs ?? 0; }
+    if (opts.tools != null) msg.tools = Array.from(opts.tools, (t) => ({ name: String(t.name), description: String(t.description ?? ""), parameters: t.parameters == null ? "" : typeof t.parameters === "string" ? t.parameters : JSON.stringify(t.parameters) }));
+    if (opts.toolChoice != null) msg.toolChoice = { mode: String(opts.toolChoice.mode), function: String(opts.toolChoice.function ?? ""), parallel: opts.toolChoice.parallel !== false };
+    if (Array.isArray(input)) msg.messages = input.map(wireMessage);
     else msg.prompt = String(input);
     const id = e.nextId++;
     const { promise } = e._send(id, msg, [], opts.onToken);
@@ -791,6 +797,25 @@ export class PicoLM {
     return it;
   }
 
+  /**
+   * Embed texts (or arrays of token ids), each on its own, with the engine's
+   * Session.Embed: the model's pooling of the final norm's output,
+   * L2-normalised. Resolves with {data: [Float32Array], tokens: [n]}; a model
+   * that makes no embeddings rejects with a BadRequestError (code
+   * embeddings_not_supported). Runs in the engine's queue, after the
+   * requests made before it.
+   */
+  async embed(inputs, opts = {}) {
+    const e = this._engine;
+    await e.ready;
+    if (e.dead) throw e.dead;
+    if (opts.signal && opts.signal.aborted) throw new AbortError();
+    const msg = { type: "embed", inputs: Array.from(inputs, (x) => (typeof x === "string" ? { text: x } : { tokens: Array.from(x) })) };
+    const { promise } = e._send(e.nextId++, msg, [], null);
+    const done = await promise;
+    return { data: done.data.map((b) => new Float32Array(b)), tokens: done.tokens };
+  }
+
   /** Stop the running generation after its current token. */
   stop() { if (this._runs && this._runs.length) this._runs[0](); }
 
@@ -822,6 +847,17 @@ export class PicoLM {
   }
 
   static formatBytes(n) { return formatBytes(n); }
+}
+
+// wireMessage is a chat message as the engine Worker reads it: {role,
+// content}, an assistant's toolCalls [{id, name, arguments}], a tool
+// result's toolCallId and name.
+function wireMessage(m) {
+  const w = { role: String(m.role), content: String(m.content ?? "") };
+  if (m.toolCalls) w.toolCalls = Array.from(m.toolCalls, (c) => ({ id: String(c.id ?? ""), name: String(c.name), arguments: String(c.arguments ?? "{}") }));
+  if (m.toolCallId != null) w.toolCallId = String(m.toolCallId);
+  if (m.name != null) w.name = String(m.name);
+  return w;
 }
 
 // loadError is the error a failed load rejects with: an AbortError when

@@ -301,6 +301,40 @@ type ToolChoice struct {
 	Parallel bool // more than one call in a reply
 }
 
+// The errors of ToolChoice.Calls.
+var (
+	ErrNeedsTools      = errors.New("the tool choice needs tools")
+	ErrUnknownFunction = errors.New("the tool choice names a function that is not among the tools")
+)
+
+// Calls reports whether a reply with tools may call any under choice c, as
+// the Cloudflare Worker and the browser decide it before ToolGrammar: not
+// for "none" (or "") nor for "auto" with no tools; "required" and "function"
+// need tools (ErrNeedsTools), and "function" one of them (ErrUnknownFunction).
+func (c ToolChoice) Calls(tools []Tool) (bool, error) {
+	switch c.Mode {
+	case "", "none":
+		return false, nil
+	case "auto":
+		return len(tools) > 0, nil
+	case "required", "function":
+	default:
+		return false, fmt.Errorf("%w: unknown tool choice %q", ErrTools, c.Mode)
+	}
+	if len(tools) == 0 {
+		return false, fmt.Errorf("%w: tool_choice %q needs tools", ErrNeedsTools, c.Mode)
+	}
+	if c.Mode == "function" {
+		for _, t := range tools {
+			if t.Name == c.Function {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%w: tool_choice names the function %q, which is not among the tools", ErrUnknownFunction, c.Function)
+	}
+	return true, nil
+}
+
 // ErrTools is returned (wrapped) by ToolGrammar for tools that cannot be
 // called: a bad name, a parameters schema that cannot be compiled (the error
 // names the tool and the problem), a choice of an unknown function.

@@ -297,3 +297,32 @@ func FuzzToolGrammar(f *testing.F) {
 		}
 	})
 }
+
+// ToolChoice.Calls decides whether a reply may call tools as the Worker and
+// the browser need it: none for "none" and for "auto" without tools, errors
+// for a choice that needs tools or names a missing function.
+func TestToolChoiceCalls(t *testing.T) {
+	tools := []Tool{{Name: "a"}, {Name: "b"}}
+	for _, c := range []struct {
+		choice ToolChoice
+		tools  []Tool
+		calls  bool
+		err    error
+	}{
+		{ToolChoice{}, tools, false, nil},
+		{ToolChoice{Mode: "none"}, tools, false, nil},
+		{ToolChoice{Mode: "auto"}, nil, false, nil},
+		{ToolChoice{Mode: "auto"}, tools, true, nil},
+		{ToolChoice{Mode: "required"}, tools, true, nil},
+		{ToolChoice{Mode: "required"}, nil, false, ErrNeedsTools},
+		{ToolChoice{Mode: "function", Function: "b"}, tools, true, nil},
+		{ToolChoice{Mode: "function", Function: "c"}, tools, false, ErrUnknownFunction},
+		{ToolChoice{Mode: "function", Function: "a"}, nil, false, ErrNeedsTools},
+		{ToolChoice{Mode: "sometimes"}, tools, false, ErrTools},
+	} {
+		calls, err := c.choice.Calls(c.tools)
+		if calls != c.calls || (c.err == nil) != (err == nil) || c.err != nil && !errors.Is(err, c.err) {
+			t.Errorf("%+v with %d tools: %v, %v; want %v, %v", c.choice, len(c.tools), calls, err, c.calls, c.err)
+		}
+	}
+}

@@ -105,5 +105,11 @@ test("the packed package installed in an app: the typed example compiles and run
   assert.equal(r.loadError, "model_load");
   assert.ok(r.progress >= 0 && r.cached >= 0 && r.deleted === false);
   assert.match(r.formatted, /^\d+(\.\d)? (KB|MB)$/);
+  assert.ok(r.embeddingDim > 0 && Math.abs(r.embeddingNorm - 1) < 1e-5, `embeddings: ${r.embeddingDim}, norm ${r.embeddingNorm}`);
+  assert.equal(r.logprobTokens, 4);
+  assert.equal(r.completionLogprobTokens, 3);
+  assert.equal(r.toolFinish, "tool_calls");
+  assert.ok(typeof r.toolArgs.city === "string" && r.toolArgs.city.length <= 8, JSON.stringify(r.toolArgs));
+  assert.ok(r.toolFedBack > 10);
   assert.deepEqual(errors, []);
 });

@@ -7,6 +7,7 @@ import PicoLMDefault, {
   BUILDS, wasmBuild, canSplit, defaultWorkers, maxModelBytes,
   type ChatCompletion, type ChatCompletionChunk, type Completion, type ChatCompletionMessageParam,
   type LoadProgress, type RunStats, type Stream, type Build,
+  type ChatCompletionTool, type CreateEmbeddingResponse, type ChatCompletionTokenLogprob,
 } from "picolm-wasm";
 
 export interface Result {
@@ -43,6 +44,13 @@ export interface Result {
   deleted: boolean;
   formatted: string;
   stoppedFinish: string | null;
+  embeddingDim: number;
+  embeddingNorm: number;
+  logprobTokens: number;
+  completionLogprobTokens: number;
+  toolFinish: string | null;
+  toolArgs: unknown;
+  toolFedBack: number;
 }
 
 export async function main(badModelURL: string): Promise<Result> {
@@ -82,13 +90,29 @@ export async function main(badModelURL: string): Promise<Result> {
     messages: [{ role: "user", content: "A cat as JSON" }], max_tokens: 60, seed: 3,
     response_format: { type: "json_schema", json_schema: { name: "cat", schema: { type: "object", properties: { name: { type: "string", maxLength: 12 }, age: { type: "integer" } }, required: ["name", "age"], additionalProperties: false } } },
   });
-  const json: unknown = JSON.parse(js.choices[0].message.content);
+  const json: unknown = JSON.parse(js.choices[0].message.content ?? "");
   const g = await m.completions.create({ prompt: "The cat said", max_tokens: 8, response_format: { type: "grammar", grammar: `root ::= "yes" | "no"` } });
 
   // completions.create, not streamed and streamed.
   const completion: Completion = await m.completions.create({ prompt: "Once upon a time", max_tokens: 16, temperature: 0 });
   let completionStreamed = "";
   for await (const chunk of await m.completions.create({ prompt: "Once upon a time", max_tokens: 16, temperature: 0, stream: true })) completionStreamed += chunk.choices[0]?.text ?? "";
+
+  // Embeddings, log probabilities, tool calls.
+  const emb: CreateEmbeddingResponse = await m.embeddings.create({ input: ["Once upon a time", "A cat"], encoding_format: "float" });
+  const vec = emb.data[0].embedding as number[];
+  const embeddingNorm = Math.sqrt(vec.reduce((s, x) => s + x * x, 0));
+  const lp = await m.chat.completions.create({ messages: [{ role: "user", content: "Hi" }], max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 2 });
+  const entries: ChatCompletionTokenLogprob[] = lp.choices[0].logprobs?.content ?? [];
+  const clp = await m.completions.create({ prompt: "Once", max_tokens: 3, temperature: 0, logprobs: 1 });
+  const weather: ChatCompletionTool = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string", maxLength: 8 } }, required: ["city"] } } };
+  const tc = await m.chat.completions.create({ messages: [{ role: "user", content: "Weather in Paris?" }], tools: [weather], tool_choice: { type: "function", function: { name: "get_weather" } }, max_tokens: 200, seed: 1 });
+  const call = tc.choices[0].message.tool_calls?.[0];
+  const toolArgs: unknown = call ? JSON.parse(call.function.arguments) : null;
+  const fed = await m.chat.completions.create({
+    messages: [{ role: "user", content: "Weather in Paris?" }, { role: "assistant", content: null, tool_calls: tc.choices[0].message.tool_calls }, { role: "tool", tool_call_id: call?.id ?? "", content: "sunny" }],
+    tools: [weather], tool_choice: "none", max_tokens: 4, temperature: 0,
+  });
 
   // Typed errors.
   let badParam: string | null = null, badCode = "";
@@ -139,6 +163,8 @@ export async function main(badModelURL: string): Promise<Result> {
     firstTurnTokens: chat.usage.prompt_tokens + chat.usage.completion_tokens,
     json, grammar: g.choices[0].text, completion, completionStreamed, badParam, badCode, contextCode, aborted, afterAbort,
     loadError, progress, cached, deleted, formatted: PicoLM.formatBytes(m.info.bytes), stoppedFinish,
+    embeddingDim: vec.length, embeddingNorm, logprobTokens: entries.length, completionLogprobTokens: clp.choices[0].logprobs?.tokens.length ?? 0,
+    toolFinish: tc.choices[0].finish_reason, toolArgs, toolFedBack: fed.usage.prompt_tokens,
   };
   m.unload();
   return result;

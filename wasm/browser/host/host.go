@@ -90,15 +90,29 @@ type GenerateRequest struct {
 	Grammar    string
 	JSONSchema string
 	// Stop ends the generation at the first of these texts; the text before
-	// it is emitted, the stop sequence and anything after are not.
+	// it is emitted, the stop sequence and anything after are not. It
+	// applies to text, not to tool calls.
 	Stop []string
+	// Tools are the functions the reply may call (chat only), as
+	// ToolChoice says (Mode "" is "none"). They are listed in the prompt
+	// (chat.Formatter.FormatTools) and the calls are constrained by
+	// chat.ToolGrammar and read back by chat.ToolStream, as the Cloudflare
+	// Worker does.
+	Tools      []chat.Tool
+	ToolChoice chat.ToolChoice
+	// Logprobs asks for every generated token's log-probability and the
+	// TopLogprobs (0 to engine.MaxTopLogprobs) most likely tokens.
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // Token is the reply for one generated token.
 type Token struct {
-	Text         string  // complete UTF-8 text the token adds (may be empty)
-	Count        int     // tokens generated so far
-	TokensPerSec float64 // decode speed so far
+	Text         string           // complete UTF-8 text the token adds (may be empty)
+	Calls        []chat.ToolEvent // pieces of tool calls the token completes (Call true: a name first, then arguments)
+	Logprobs     []Logprob        // with Logprobs: the entries of the tokens generated since the last Token
+	Count        int              // tokens generated so far
+	TokensPerSec float64          // decode speed so far
 }
 
 // Done is the final reply of a generation.
@@ -110,7 +124,8 @@ type Done struct {
 	Generated    int
 	DecodeMs     float64
 	TokensPerSec float64
-	Stop         string // eos, max_tokens, context, json, grammar, stop_sequence, stopped
+	Stop         string // eos, max_tokens, context, json, grammar, stop_sequence, stopped, tool_calls
+	StopReason   string // why a grammar ended the reply early (engine.ErrGrammarStuck's text), else ""
 }
 
 // Files are the files a model is in, laid end to end in one buffer: a GGUF
@@ -397,7 +412,7 @@ func (w *Worker) Prompt(r *GenerateRequest) (string, error) {
 	if len(r.Messages) == 0 {
 		return r.Prompt, nil
 	}
-	return w.model.Chat().Format(r.Messages)
+	return w.model.Chat().FormatTools(r.Messages, r.Tools)
 }
 
 // Generate runs one request, calling emit for every token (emit returning
@@ -417,47 +432,121 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	if err := checkStops(r.Stop); err != nil {
 		return Done{}, err
 	}
-	g, err := w.grammar(&r)
+	if r.TopLogprobs < 0 || r.TopLogprobs > engine.MaxTopLogprobs {
+		return Done{}, badParam("top_logprobs", "top_logprobs must be between 0 and %d (got %d)", engine.MaxTopLogprobs, r.TopLogprobs)
+	}
+	if len(r.Messages) == 0 && (len(r.Tools) > 0 || r.ToolChoice.Mode != "" && r.ToolChoice.Mode != "none") {
+		return Done{}, badParam("tools", "tools need a chat (messages)")
+	}
+	g, err := w.toolGrammar(&r)
 	if err != nil {
 		return Done{}, err
+	}
+	tools := g != nil
+	if !tools {
+		if g, err = w.grammar(&r); err != nil {
+			return Done{}, err
+		}
 	}
 	text, err := w.Prompt(&r)
 	if err != nil {
 		return Done{}, err
 	}
 	ids := w.model.Tokenizer.Encode(text, true)
+	var lp *engine.Logprobs
+	if r.Logprobs {
+		lp = engine.NewLogprobs(r.TopLogprobs)
+	}
 	opts := engine.GenerateOptions{
 		MaxTokens: r.MaxTokens,
 		JSON:      r.JSON,
 		Grammar:   g,
 		Sampling:  sample.Params{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, MinP: r.MinP, Seed: r.Seed},
+		Logprobs:  lp,
 	}
 	count := 0
 	start := time.Now()
 	stops := stopper{stops: r.Stop}
-	hit := false
-	st, err := w.sess.Generate(ids, opts, func(id int, b []byte) bool {
+	hit, left := false, false
+	calls := 0
+	// tok collects what one engine token adds: text (through the stop
+	// sequences) and, with tools, pieces of calls (chat.ToolStream).
+	var tok Token
+	content := func(text string) {
 		if hit {
+			return
+		}
+		out, h := stops.push([]byte(text))
+		tok.Text += string(out)
+		hit = h
+	}
+	var ts *chat.ToolStream
+	event := func(e chat.ToolEvent) {
+		if !e.Call {
+			content(e.Content)
+			return
+		}
+		if e.Name != "" {
+			calls++
+		}
+		if !hit {
+			tok.Calls = append(tok.Calls, e)
+		}
+	}
+	if tools {
+		ts = &chat.ToolStream{}
+	}
+	send := func() bool {
+		tok.Count, tok.TokensPerSec = count, perSec(count, time.Since(start))
+		ok := emit(tok)
+		tok = Token{}
+		if !ok {
+			left = true
+		}
+		return ok
+	}
+	st, err := w.sess.Generate(ids, opts, func(id int, b []byte) bool {
+		if hit || left {
 			return false // the decoder's flush after a stop sequence
 		}
 		if id >= 0 {
 			count++
+			if lp != nil {
+				tok.Logprobs = append(tok.Logprobs, w.logprob(id, lp))
+			}
 		}
-		out, h := stops.push(b)
-		if h {
-			hit = true
+		if ts != nil {
+			ts.Push(string(b), event)
+		} else {
+			content(string(b))
 		}
-		tok := Token{Text: string(out), Count: count, TokensPerSec: perSec(count, time.Since(start))}
-		if !emit(tok) || hit {
+		if !send() || hit {
 			return false
 		}
 		return !w.stop.Load()
 	})
-	if rest := stops.flush(); len(rest) > 0 && !hit {
-		emit(Token{Text: string(rest), Count: count, TokensPerSec: perSec(count, time.Since(start))})
+	stuck := errors.Is(err, engine.ErrGrammarStuck)
+	if stuck {
+		st.Stop = engine.StopGrammar
+	}
+	cut := false // the reply ends inside a call
+	if !hit && !left && (err == nil || stuck) {
+		if ts != nil {
+			cut = ts.InCall()
+			ts.Flush(event)
+		}
+		if rest := stops.flush(); len(rest) > 0 {
+			tok.Text += string(rest)
+		}
+		if tok.Text != "" || len(tok.Calls) > 0 {
+			send()
+		}
 	}
 	if hit {
 		st.Stop = StopSequence
+	}
+	if calls > 0 && !cut && !hit && st.Stop != engine.StopCaller {
+		st.Stop = StopToolCalls
 	}
 	d := Done{
 		Prompt:       text,
@@ -469,13 +558,16 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 		TokensPerSec: perSec(st.Generated, st.Decode),
 		Stop:         string(st.Stop),
 	}
+	if stuck {
+		d.StopReason, err = err.Error(), nil
+	}
 	if err != nil {
 		// The session may hold a half-computed position: forget the cache.
 		w.sess.Rewind(0)
 		if errors.Is(err, engine.ErrJSONBudget) || errors.Is(err, engine.ErrGrammarBudget) {
 			// Nothing was generated: say whether max_tokens or the context left no room.
 			if r.MaxTokens > 0 && r.MaxTokens < w.sess.Context()-len(ids) {
-				return d, fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)
+				return d, &ParamError{Param: "max_tokens", Err: fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)}
 			}
 			return d, fmt.Errorf("%w: %d of %d positions are left after the prompt: %w", engine.ErrContext, w.sess.Context()-len(ids), w.sess.Context(), err)
 		}
@@ -487,6 +579,10 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 // StopSequence is the Done.Stop of a generation that ended at one of its
 // stop sequences.
 const StopSequence = "stop_sequence"
+
+// StopToolCalls is the Done.Stop of a reply that ends with complete tool
+// calls (finish_reason "tool_calls").
+const StopToolCalls = "tool_calls"
 
 // grammar returns the compiled grammar a request asks for (nil for none),
 // compiling it unless it is the last one compiled.
@@ -547,11 +643,16 @@ const (
 	CodeModelLoad   = "model_load"   // the model could not be loaded
 	CodeNoModel     = "no_model"     // no model is loaded
 	CodeEngine      = "engine"       // anything else
+	// CodeNoEmbeddings is a bad request's code for embeddings of a model
+	// that makes none (the Worker's "embeddings_not_supported").
+	CodeNoEmbeddings = "embeddings_not_supported"
 )
 
 // Code classifies an error of Generate for the page.
 func Code(err error) string {
 	switch {
+	case errors.Is(err, engine.ErrNoEmbedding):
+		return CodeNoEmbeddings
 	case errors.Is(err, engine.ErrContext):
 		return CodeContextFull
 	case errors.Is(err, ErrBadParams), errors.Is(err, grammar.ErrGrammar), errors.Is(err, grammar.ErrSchema),

@@ -18,14 +18,19 @@
 //
 //	sync     {}                      answered with ok once the messages before it are handled
 //	generate {prompt | messages, maxTokens, temperature, topP, topK, minP, seed, json,
-//	          grammar (GBNF source), jsonSchema (a JSON Schema as text), stop: [string]}
+//	          grammar (GBNF source), jsonSchema (a JSON Schema as text), stop: [string],
+//	          logprobs, topLogprobs, tools: [{name, description, parameters (JSON text)}],
+//	          toolChoice {mode, function, parallel}}; a message is {role, content,
+//	          toolCalls: [{id, name, arguments}], toolCallId, name}
+//	embed    {inputs: [{text} | {tokens: [id]}]}  answered with embedded {data: [ArrayBuffer of float32s], tokens: [n]}
 //	stop     {}                      (the generation with this id ends after its current token;
 //	                                 one still queued ends before it starts, with stop "stopped")
 //	unload   {}
 //
 // Worker → page: ready, loaded {info, memory}, ok (begin accepted),
-// token {text, count, tokensPerSec}, done {stats, memory}, error {message, code}
-// (code: host.Code's classes).
+// token {text, count, tokensPerSec, calls?: [{index, name?, arguments}], logprobs?: [...]},
+// done {stats, memory}, error {message, code, param} (code: host.Code's
+// classes; param: host.Param).
 package main
 
 import (
@@ -85,6 +90,8 @@ func main() {
 			b.loadSplit(req)
 		case "shard":
 			b.serveShard(req)
+		case "embed":
+			b.embed(req)
 		default:
 			b.generate(req)
 		}
@@ -110,7 +117,7 @@ func (b *bridge) reply(id js.Value, typ string, fields map[string]any) {
 // fail replies with an error, classified by host.Code (web/picolm.js makes
 // any error of a load a ModelLoadError).
 func (b *bridge) fail(id js.Value, err error) {
-	b.reply(id, "error", map[string]any{"message": err.Error(), "code": host.Code(err)})
+	b.reply(id, "error", map[string]any{"message": err.Error(), "code": host.Code(err), "param": host.Param(err)})
 }
 
 // memory reports the worker's memory: the wasm linear memory (Go's whole
@@ -178,7 +185,7 @@ func (b *bridge) handle(msg js.Value) {
 	case "end":
 		info, err := b.w.Finish()
 		b.loaded(id, info, err)
-	case "generate", "blob", "loadSplit", "shard":
+	case "generate", "embed", "blob", "loadSplit", "shard":
 		b.queue <- msg
 	case "stop":
 		if id.Float() == b.running {
@@ -305,6 +312,21 @@ func (b *bridge) generate(msg js.Value) {
 		JSON:        msg.Get("json").Truthy(),
 		Grammar:     str(msg.Get("grammar")),
 		JSONSchema:  str(msg.Get("jsonSchema")),
+		Logprobs:    msg.Get("logprobs").Truthy(),
+		TopLogprobs: num(msg.Get("topLogprobs"), 0),
+	}
+	if ts := msg.Get("tools"); ts.Type() == js.TypeObject {
+		for i := range ts.Length() {
+			t := ts.Index(i)
+			tool := chat.Tool{Name: str(t.Get("name")), Description: str(t.Get("description"))}
+			if p := str(t.Get("parameters")); p != "" {
+				tool.Parameters = []byte(p)
+			}
+			r.Tools = append(r.Tools, tool)
+		}
+	}
+	if tc := msg.Get("toolChoice"); tc.Type() == js.TypeObject {
+		r.ToolChoice = chat.ToolChoice{Mode: str(tc.Get("mode")), Function: str(tc.Get("function")), Parallel: tc.Get("parallel").Truthy()}
 	}
 	if st := msg.Get("stop"); st.Type() == js.TypeObject {
 		for i := range st.Length() {
@@ -314,7 +336,14 @@ func (b *bridge) generate(msg js.Value) {
 	if ms := msg.Get("messages"); ms.Type() == js.TypeObject {
 		for i := range ms.Length() {
 			m := ms.Index(i)
-			r.Messages = append(r.Messages, chat.Message{Role: str(m.Get("role")), Content: str(m.Get("content"))})
+			cm := chat.Message{Role: str(m.Get("role")), Content: str(m.Get("content")), ToolCallID: str(m.Get("toolCallId")), Name: str(m.Get("name"))}
+			if tc := m.Get("toolCalls"); tc.Type() == js.TypeObject {
+				for k := range tc.Length() {
+					c := tc.Index(k)
+					cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{ID: str(c.Get("id")), Name: str(c.Get("name")), Arguments: str(c.Get("arguments"))})
+				}
+			}
+			r.Messages = append(r.Messages, cm)
 		}
 	}
 	last := time.Now()
@@ -393,4 +422,38 @@ func flt(v js.Value, def float64) float64 {
 		return def
 	}
 	return v.Float()
+}
+
+// embed answers an embed message: each input's vector (host.Worker.Embed)
+// as the bytes of a Float32Array, transferred.
+func (b *bridge) embed(msg js.Value) {
+	id := msg.Get("id")
+	var inputs []host.EmbedInput
+	if ins := msg.Get("inputs"); ins.Type() == js.TypeObject {
+		for i := range min(ins.Length(), host.MaxEmbedInputs+1) {
+			in := ins.Index(i)
+			if t := in.Get("tokens"); t.Type() == js.TypeObject {
+				toks := make([]int, min(t.Length(), 1<<20))
+				for k := range toks {
+					toks[k] = num(t.Index(k), -1)
+				}
+				inputs = append(inputs, host.EmbedInput{Tokens: toks})
+			} else {
+				inputs = append(inputs, host.EmbedInput{Text: str(in.Get("text")), IsText: true})
+			}
+		}
+	}
+	es, err := b.w.Embed(inputs)
+	if err != nil {
+		b.fail(id, err)
+		return
+	}
+	data, tokens, transfer := make([]any, len(es)), make([]any, len(es)), make([]any, len(es))
+	for i, e := range es {
+		bs := e.Bytes()
+		u := js.Global().Get("Uint8Array").New(len(bs))
+		js.CopyBytesToJS(u, bs)
+		data[i], tokens[i], transfer[i] = u.Get("buffer"), e.Tokens, u.Get("buffer")
+	}
+	b.post(map[string]any{"type": "embedded", "id": id, "data": data, "tokens": tokens, "memory": b.memory()}, transfer)
 }

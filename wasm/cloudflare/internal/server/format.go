@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -198,14 +199,14 @@ func (s *Server) parseTools(req request, j *job) ([]chat.Tool, *apiError) {
 			return nil, wrongType("tool_choice", raw, `"none", "auto", "required" or a {"type": "function"} object`)
 		}
 	}
-	if choice.Mode == "none" || choice.Mode == "auto" && len(tools) == 0 { // "auto" with no tools calls none
+	calls, err := choice.Calls(tools)
+	switch {
+	case errors.Is(err, chat.ErrUnknownFunction):
+		return nil, badRequest("tool_choice.function.name", "%s", strings.TrimPrefix(err.Error(), chat.ErrUnknownFunction.Error()+": "))
+	case err != nil:
+		return nil, badRequest("tool_choice", "%s", strings.TrimPrefix(err.Error(), chat.ErrNeedsTools.Error()+": "))
+	case !calls: // "none", or "auto" with no tools
 		return tools, nil
-	}
-	if len(tools) == 0 {
-		return nil, badRequest("tool_choice", "tool_choice %q needs tools", choice.Mode)
-	}
-	if choice.Mode == "function" && !slicesContainsName(tools, choice.Function) {
-		return nil, badRequest("tool_choice.function.name", "tool_choice names the function %q, which is not among the tools", choice.Function)
 	}
 	if j.json || j.grammar != nil {
 		return nil, badRequest("response_format", "response_format json_object or json_schema, or grammar, cannot constrain a reply that may call tools: send tool_choice \"none\" with them")
@@ -224,15 +225,6 @@ func (s *Server) parseTools(req request, j *job) ([]chat.Tool, *apiError) {
 
 // maxTools is the most tools a request may have (OpenAI's limit).
 const maxTools = 128
-
-func slicesContainsName(tools []chat.Tool, name string) bool {
-	for _, t := range tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
-}
 
 // parseTool reads one {"type": "function", "function": {"name",
 // "description", "parameters", "strict"}} and checks that its parameters

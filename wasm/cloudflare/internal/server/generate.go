@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
@@ -253,30 +252,8 @@ func finiteLogprob(l float32) float64 {
 	return float64(l)
 }
 
-// tokenText is a token's text and bytes for logprobs: the bytes it adds to
-// the output (a control token's own text, such as "</s>"), and as text those
-// bytes when they are valid UTF-8, else "bytes:" and their escapes, as
-// OpenAI writes a token that holds part of a character.
-func (s *Server) tokenText(id int) (string, []int) {
-	tk := s.m.Tokenizer
-	p := tk.Piece(id)
-	if len(p) == 0 && tk.IsControl(id) {
-		p = []byte(tk.Text(id))
-	}
-	b := make([]int, len(p))
-	for i, c := range p {
-		b[i] = int(c)
-	}
-	if utf8.Valid(p) {
-		return string(p), b
-	}
-	var sb strings.Builder
-	sb.WriteString("bytes:")
-	for _, c := range p {
-		fmt.Fprintf(&sb, "\\x%02x", c)
-	}
-	return sb.String(), b
-}
+// tokenText is a token's text and bytes for logprobs (engine.Model.TokenText).
+func (s *Server) tokenText(id int) (string, []int) { return s.m.TokenText(id) }
 
 // stream answers with server-sent events: one chunk per piece of the reply
 // (content text, a tool call's start with its id and name, a piece of its
