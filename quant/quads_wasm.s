@@ -4,6 +4,11 @@
 #include "simd_wasm.h"
 #include "quads_wasm.h"
 
+#define Q8QB 288
+#define Q8DY 256
+#define Q8SUM 272
+#define Q8MASK V128Const $0x000f000f000f000f, $0x000f000f000f000f; Set V15
+
 // The wasm SIMD128 DotRowsN kernels of Q8_0 and Q4_0 (dotrowsn_wasm.go),
 // with the activations in the lanes of vectors. (Every macro comes before
 // the first TEXT: go vet reads the arguments a macro names as those of
@@ -26,10 +31,6 @@
 // 4m..4m+3 of each activation's 32), the vector of their even bytes
 // (4m, 4m+2) as int16, then of their odd ones (4m+1, 4m+3); then the four
 // activations' scales as float32, then their sums as int32.
-
-// TAB pushes the float32 of the fp16 bits at the address in r (R13 the
-// fp16 table, fp16ToFP32Table).
-#define TAB(r) Get R13; Get r; I32WrapI64; I64Load16U $0; I64Const $2; I64Shl; I64Add; I32WrapI64; F32Load $0
 
 // PAIRS stores the even and odd int16 pairs of the gathered bytes 4m..4m+3
 // at R0+32m and R0+32m+16, and adds them to the int16 sums in V3.
@@ -78,63 +79,6 @@
 	Get V14; I32Const $4; I16x8ShrU; Get V15; V128And; Set V9; LANES4(macs, 128); \
 	Get V14; I32Const $12; I16x8ShrU; Set V9; LANES4(macs, 144)
 
-// FLT8 adds float32(sums)·float32(dx·dy) of a quad (int32 sums in vi,
-// prepared block at rq, dx splat in V8) to vf; FLT4 takes 8·Σy off the
-// sums first.
-#define FLT8(vi, vf, rq) \
-	Get vi; F32x4ConvertI32x4S; Get V8; Get rq; I32WrapI64; V128Load $256; F32x4Mul; F32x4Mul; \
-	Get vf; F32x4Add; Set vf
-#define FLT4(vi, vf, rq) \
-	Get vi; Get rq; I32WrapI64; V128Load $272; I32Const $3; I32x4Shl; I32x4Sub; Set vi; FLT8(vi, vf, rq)
-
-#define FLTS1(flt) flt(V4, V0, R1)
-#define FLTS2(flt) FLTS1(flt); flt(V5, V1, R7)
-#define FLTS3(flt) FLTS2(flt); flt(V6, V2, R8)
-#define FLTS4(flt) FLTS3(flt); flt(V7, V3, R9)
-
-// BLOCKQ runs the block at R0 for nq quads (the int part intq, the float
-// part flt).
-#define BLOCKQ(intq, macs, flts, flt) intq(macs); TAB(R0); F32x4Splat; Set V8; flts(flt)
-
-// ROWSN is the body of a Q8_0/Q4_0 row kernel: for each row and block,
-// the block in the variant for R5's number of quads; per row the four
-// quads' float32 sums stored at R14 (64 bytes a row).
-#define ROWSN(xsize, intq, flt) \
-	I64Load x+0(FP); Set R0; \
-	I64Load out+48(FP); Set R14; \
-	I64Load rows+32(FP); Set R6; \
-	I64Load nb+24(FP); I64Const $288; I64Mul; Set R15; \
-	I64Load tab+16(FP); Set R13; \
-	I64Load quads+40(FP); Set R5; \
-	MASKS; \
-	V128Const $0x000f000f000f000f, $0x000f000f000f000f; Set V15; \
-	Loop; \
-		ZERO(V0); ZERO(V1); ZERO(V2); ZERO(V3); \
-		I64Load yq+8(FP); Set R1; \
-		I64Load nb+24(FP); Set R2; \
-		Loop; \
-			Get R1; Get R15; I64Add; Set R7; Get R7; Get R15; I64Add; Set R8; Get R8; Get R15; I64Add; Set R9; \
-			ZERO(V4); ZERO(V5); ZERO(V6); ZERO(V7); \
-			Get R5; I64Const $4; I64Eq; \
-			If; BLOCKQ(intq, MACS4, FLTS4, flt); Else; \
-			Get R5; I64Const $3; I64Eq; \
-			If; BLOCKQ(intq, MACS3, FLTS3, flt); Else; \
-			Get R5; I64Const $2; I64Eq; \
-			If; BLOCKQ(intq, MACS2, FLTS2, flt); Else; \
-			BLOCKQ(intq, MACS1, FLTS1, flt); \
-			End; End; End; \
-			ADD(R0, xsize); \
-			ADD(R1, 288); \
-			COUNTDOWN(R2); \
-		End; \
-		Get R14; I32WrapI64; Get V0; V128Store $0, $0; \
-		Get R14; I32WrapI64; Get V1; V128Store $0, $16; \
-		Get R14; I32WrapI64; Get V2; V128Store $0, $32; \
-		Get R14; I32WrapI64; Get V3; V128Store $0, $48; \
-		ADD(R14, 64); \
-		COUNTDOWN(R6); \
-	End
-
 // func prepQ8_0Quad(dst *byte, ys *[4]*byte, tab *float32, nb int)
 // prepares the nb blocks of the four Q8_0 activations at ys[0..3] into
 // nb quad blocks of 288 bytes at dst; tab is fp16ToFP32Table.
@@ -171,11 +115,11 @@ TEXT ·prepQ8_0Quad(SB), NOSPLIT, $0-32
 // blocks at x) with activation l of quad q < quads (1..4, prepared by
 // prepQ8_0Quad at yq, nb quad blocks apart), exactly as dotQ8_0Ref.
 TEXT ·q8_0RowsN(SB), NOSPLIT, $0-56
-	ROWSN(34, INTQ8, FLT8)
+	ROWSN(34, INTQ8, FLT8, MACS1, MACS2, MACS3, MACS4)
 	RET
 
 // func q4_0RowsN(x, yq *byte, tab *float32, nb, rows, quads int, out *float32)
 // is q8_0RowsN for Q4_0 rows (dotQ4_0Ref).
 TEXT ·q4_0RowsN(SB), NOSPLIT, $0-56
-	ROWSN(18, INTQ4, FLT4)
+	ROWSN(18, INTQ4, FLT4, MACS1, MACS2, MACS3, MACS4)
 	RET

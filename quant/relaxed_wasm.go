@@ -12,8 +12,9 @@ package quant
 // gives the bits of its portable twin, as
 // the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
 // relaxed dot is wrong). The module needs scripts/relaxpatch after linking
-// (relaxed_wasm.h). Q4_0 and Q8_0 keep their SIMD128 kernels, which
-// measured as fast or faster (relaxed_wasm.s). No
+// (relaxed_wasm.h). Q4_0 keeps its SIMD128 Dot and DotRows, Q8_0 all its
+// SIMD128 kernels, which measured as fast or faster (relaxed_wasm.s); Q4_0
+// has a relaxed DotRowsN (relaxedn_wasm.go). No
 // float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
 // the engine's choice, and the results must be the reference's bits.
 
@@ -26,6 +27,7 @@ func relaxedTables() []kernelTable {
 		formats: []formatKernels{
 			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed, dotRowsN: dotRowsNQ4_KRelaxed}},
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
+			{Q4_0, kernels{dotRowsN: dotRowsNQ4_0Relaxed}},
 		},
 	}}
 }

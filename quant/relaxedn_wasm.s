@@ -281,6 +281,45 @@
 	V128Const $0x3030303030303030, $0x3030303030303030; Set V15; \
 	DISPATCH(quads+48(FP), RBLOCK6K(RZEROS1, RMACS1, RSCALES1, RFLT6KS1), RBLOCK6K(RZEROS2, RMACS2, RSCALES2, RFLT6KS2), RBLOCK6K(RZEROS3, RMACS3, RSCALES3, RFLT6KS3), RBLOCK6K(RZEROS4, RMACS4, RSCALES4, RFLT6KS4))
 
+// ---- Q4_0 ----
+// A prepared quad block of Q8_0 activations (prepQ8_0QuadRelaxed) is 160
+// bytes: for m = 0..7, the activations' bytes 4m..4m+3 in each lane; their
+// scales (float32) at 128, their sums at 144. The row kernel is the
+// SIMD128 one's (ROWSN) with relaxed dots of each four nibbles (splat)
+// against them, added in int16 (eight dots of at most 2·15·128 a lane)
+// and then pairwise into the int32 lanes.
+
+#define Q8QB 160
+#define Q8DY 128
+#define Q8SUM 144
+#define Q8MASK V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V15
+
+// RG stores the gathered bytes 4m..4m+3 of the Q8_0 blocks at R0+16m and
+// adds them in pairs to the int16 sums in V3.
+#define RG(m) \
+	GATHER(2+4*(m)); Get R0; I32WrapI64; Get V1; V128Store $0, $(16*(m)); \
+	Get V3; Get V1; I16x8ExtaddPairwiseI8x16S; I16x8Add; Set V3
+
+// RQMAC adds the relaxed dot of the prepared bytes at rq+off with the
+// splat nibbles V8 to the int16 lanes of vi.
+#define RQMAC(vi, rq, off) Get rq; I32WrapI64; V128Load $(off); Get V8; RDOT16; Get vi; I16x8Add; Set vi
+#define RQMACS1(off) RQMAC(V4, R1, off)
+#define RQMACS2(off) RQMACS1(off); RQMAC(V5, R7, off)
+#define RQMACS3(off) RQMACS2(off); RQMAC(V6, R8, off)
+#define RQMACS4(off) RQMACS3(off); RQMAC(V7, R9, off)
+
+// RLANES4 runs the four int32 lanes of V9 (four nibbles each) against the
+// prepared words at off, off+16, off+32, off+48.
+#define RLANES4(macs, off) SPL(V10); macs(off); SPL(V11); macs(off+16); SPL(V12); macs(off+32); SPL(V13); macs(off+48)
+
+// RINTQ4 adds the Q4_0 block at R0's Σ q·y (quants 0..15) against the
+// quads to V4..V7 (int32).
+#define RINTQ4(macs) \
+	Get R0; I32WrapI64; V128Load $2; Get V15; V128And; Set V9; RLANES4(macs, 0); \
+	Get R0; I32WrapI64; V128Load $2; I32Const $4; I8x16ShrU; Set V9; RLANES4(macs, 64); \
+	Get V4; I32x4ExtaddPairwiseI16x8S; Set V4; Get V5; I32x4ExtaddPairwiseI16x8S; Set V5; \
+	Get V6; I32x4ExtaddPairwiseI16x8S; Set V6; Get V7; I32x4ExtaddPairwiseI16x8S; Set V7
+
 // func prepQ8_KQuad(dst *byte, ys *[4]*byte, nb int)
 // prepares the nb blocks of the four Q8_K activations at ys[0..3] into nb
 // quad blocks of 1168 bytes at dst.
@@ -326,4 +365,43 @@ TEXT ·q4KRowsNRelaxed(SB), NOSPLIT, $0-64
 // is q4KRowsNRelaxed for Q6_K rows (dotQ6_KRef).
 TEXT ·q6KRowsNRelaxed(SB), NOSPLIT, $0-64
 	ROWSLOOP(210, Q6KBLOCKN)
+	RET
+
+
+// func prepQ8_0QuadRelaxed(dst *byte, ys *[4]*byte, tab *float32, nb int)
+// prepares the nb blocks of the four Q8_0 activations at ys[0..3] into
+// nb quad blocks of 160 bytes at dst; tab is fp16ToFP32Table.
+TEXT ·prepQ8_0QuadRelaxed(SB), NOSPLIT, $0-32
+	I64Load dst+0(FP); Set R0
+	I64Load ys+8(FP); Set R1
+	Get R1; I32WrapI64; I64Load $0; Set R4
+	Get R1; I32WrapI64; I64Load $8; Set R5
+	Get R1; I32WrapI64; I64Load $16; Set R6
+	Get R1; I32WrapI64; I64Load $24; Set R7
+	I64Load tab+16(FP); Set R13
+	I64Load nb+24(FP); Set R2
+	Block
+	Get R2
+	I64Eqz
+	BrIf $0
+	Loop
+		ZERO(V3)
+		RG(0); RG(1); RG(2); RG(3); RG(4); RG(5); RG(6); RG(7)
+		// each int16 lane of V3 adds 16 int8: no overflow
+		Get R0; I32WrapI64
+		TAB(R4); F32x4Splat; TAB(R5); F32x4ReplaceLane $0, $1; TAB(R6); F32x4ReplaceLane $0, $2; TAB(R7); F32x4ReplaceLane $0, $3
+		V128Store $0, $Q8DY
+		Get R0; I32WrapI64; Get V3; I32x4ExtaddPairwiseI16x8S; V128Store $0, $Q8SUM
+		ADD(R0, Q8QB)
+		ADD(R4, 34); ADD(R5, 34); ADD(R6, 34); ADD(R7, 34)
+		COUNTDOWN(R2)
+	End
+	End
+	RET
+
+// func q4_0RowsNRelaxed(x, yq *byte, tab *float32, nb, rows, quads int, out *float32)
+// is q4_0RowsN (quads_wasm.s) with the relaxed dot, the activations
+// prepared by prepQ8_0QuadRelaxed.
+TEXT ·q4_0RowsNRelaxed(SB), NOSPLIT, $0-56
+	ROWSN(18, RINTQ4, FLT4, RQMACS1, RQMACS2, RQMACS3, RQMACS4)
 	RET
