@@ -6,6 +6,7 @@
 // Page → worker: {type, id, ...}
 //
 //	load     {builtin: true} or {name, bytes: ArrayBuffer (transferred)}
+//	plan     {name, model: SharedArrayBuffer, size}  replies plan {maxWorkers}: the Workers the model's attention divides over
 //	loadSplit {name, model: SharedArrayBuffer, size, channels: [SharedArrayBuffer]}
 //	                                 the lead of a model split over workers (split_js.go)
 //	shard    {model, size, part, parts, channel}  serve a part (never returns; replies shardReady or error)
@@ -16,7 +17,7 @@
 //	stop     {}                      (the generation with this id ends after its current token)
 //	unload   {}
 //
-// Worker → page: ready, loaded {info, memory}, ok (begin accepted),
+// Worker → page: ready, loaded {info, memory}, ok (begin accepted), plan {maxWorkers},
 // token {text, count, tokensPerSec}, done {stats, memory}, error {message}.
 package main
 
@@ -70,6 +71,8 @@ func main() {
 		switch req.Get("type").String() {
 		case "blob":
 			b.readBlob(req)
+		case "plan":
+			b.plan(req)
 		case "loadSplit":
 			b.loadSplit(req)
 		case "shard":
@@ -165,7 +168,7 @@ func (b *bridge) handle(msg js.Value) {
 	case "end":
 		info, err := b.w.Finish()
 		b.loaded(id, info, err)
-	case "generate", "blob", "loadSplit", "shard":
+	case "generate", "blob", "plan", "loadSplit", "shard":
 		b.queue <- msg
 	case "stop":
 		if id.Float() == b.running {
@@ -299,7 +302,7 @@ func (b *bridge) generate(msg js.Value) {
 		if !prompted {
 			k1 = b.counters()
 		}
-		stats["split"] = map[string]any{"prefill": splitStats(k0, k1), "decode": splitStats(k1, b.counters())}
+		stats["split"] = map[string]any{"prefill": splitStats(k0, k1, d.PrefillMs), "decode": splitStats(k1, b.counters(), d.DecodeMs)}
 	}
 	b.reply(id, "done", map[string]any{"stats": stats, "memory": b.memory()})
 }
