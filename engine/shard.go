@@ -241,6 +241,7 @@ type SplitStats struct {
 	Attentions int           // of them attention steps
 	Attention  time.Duration // the lead's own heads' attention (q, k, v, RoPE, the cache, the heads)
 	Products   time.Duration // the lead's own rows of the other products
+	Send       time.Duration // sending the requests (Peer.Start)
 	Wait       time.Duration // waiting for the peers' replies and copying them in
 }
 
@@ -341,13 +342,15 @@ func (ps *parts) startAll(r Request) {
 		return
 	}
 	ps.stats.Syncs++
+	t := time.Now()
 	for k, p := range ps.peers {
 		if err := p.Start(r, ps.replies[k][:ps.replySize(r, k+1)]); err != nil {
 			ps.err = fmt.Errorf("%w %d: %w", ErrShard, k+1, err)
-			return
+			break
 		}
 		ps.started++
 	}
+	ps.stats.Send += time.Since(t)
 }
 
 // replySize is the number of values part k replies to r with.

@@ -93,6 +93,8 @@ type splitPart struct {
 	LeadAttentionMs  float64   `json:"leadAttentionMs"`
 	LeadProductsMs   float64   `json:"leadProductsMs"`
 	LeadWaitMs       float64   `json:"leadWaitMs"`
+	LeadSendMs       float64   `json:"leadSendMs"`
+	LeadEmitMs       float64   `json:"leadEmitMs"`
 	LeadOtherMs      float64   `json:"leadOtherMs"`
 	LeadSleeps       int       `json:"leadSleeps"`
 	ShardBusyMs      []float64 `json:"shardBusyMs"`
@@ -101,8 +103,8 @@ type splitPart struct {
 }
 
 func (p splitPart) String() string {
-	return fmt.Sprintf("%d syncs (%d attention); lead: attention %.0f ms, products %.0f, wait %.0f, other %.0f, %d sleeps; other Workers busy %v ms (attention %v), %v sleeps",
-		p.Syncs, p.AttentionSyncs, p.LeadAttentionMs, p.LeadProductsMs, p.LeadWaitMs, p.LeadOtherMs, p.LeadSleeps, roundAll(p.ShardBusyMs), roundAll(p.ShardAttentionMs), p.ShardSleeps)
+	return fmt.Sprintf("%d syncs (%d attention); lead: attention %.0f ms, products %.0f, send %.0f, wait %.0f, emit %.0f, other %.0f, %d sleeps; other Workers busy %v ms (attention %v), %v sleeps",
+		p.Syncs, p.AttentionSyncs, p.LeadAttentionMs, p.LeadProductsMs, p.LeadSendMs, p.LeadWaitMs, p.LeadEmitMs, p.LeadOtherMs, p.LeadSleeps, roundAll(p.ShardBusyMs), roundAll(p.ShardAttentionMs), p.ShardSleeps)
 }
 
 func roundAll(v []float64) []int {

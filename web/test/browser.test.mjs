@@ -315,7 +315,7 @@ test("a model split over 2, 3 or 4 Workers generates what 1 Worker does", async 
       for (const part of [sp.prefill, sp.decode]) {
         assert.equal(part.shardBusyMs.length, run.n - 1, JSON.stringify(sp));
         assert.equal(part.shardAttentionMs.length, run.n - 1, JSON.stringify(sp));
-        for (const k of ["leadAttentionMs", "leadProductsMs", "leadWaitMs", "leadOtherMs"]) assert.ok(part[k] >= 0, k + " " + JSON.stringify(sp));
+        for (const k of ["leadAttentionMs", "leadProductsMs", "leadSendMs", "leadWaitMs", "leadEmitMs", "leadOtherMs"]) assert.ok(part[k] >= 0, k + " " + JSON.stringify(sp));
       }
       assert.ok(sp.prefill.syncs > 0 && sp.decode.attentionSyncs > 0, JSON.stringify(sp));
       assert.equal(sp.decode.syncs * L, sp.decode.attentionSyncs * (4 * L + 1), JSON.stringify(sp.decode));

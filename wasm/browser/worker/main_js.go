@@ -280,9 +280,12 @@ func (b *bridge) generate(msg js.Value) {
 	if len(b.peers) > 0 {
 		k0 = b.counters()
 	}
+	var emit time.Duration // in this callback (split stats)
 	d, err := b.w.Generate(r, func(t host.Token) bool {
+		t0 := time.Now()
 		if t.Count >= 1 && !prompted && len(b.peers) > 0 {
 			k1, prompted = b.counters(), true
+			k1.emit = emit
 		}
 		m := t.Map()
 		m["type"], m["id"] = "token", id
@@ -291,6 +294,7 @@ func (b *bridge) generate(msg js.Value) {
 			b.yield()
 			last = time.Now()
 		}
+		emit += time.Since(t0)
 		return true
 	})
 	if err != nil {
@@ -301,8 +305,11 @@ func (b *bridge) generate(msg js.Value) {
 	if len(b.peers) > 0 {
 		if !prompted {
 			k1 = b.counters()
+			k1.emit = emit
 		}
-		stats["split"] = map[string]any{"prefill": splitStats(k0, k1, d.PrefillMs), "decode": splitStats(k1, b.counters(), d.DecodeMs)}
+		k2 := b.counters()
+		k2.emit = emit
+		stats["split"] = map[string]any{"prefill": splitStats(k0, k1, d.PrefillMs), "decode": splitStats(k1, k2, d.DecodeMs)}
 	}
 	b.reply(id, "done", map[string]any{"stats": stats, "memory": b.memory()})
 }

@@ -451,6 +451,7 @@ func (b *bridge) serveShard(msg js.Value) {
 // splitCounters is a snapshot of a split model's counters (splitStats).
 type splitCounters struct {
 	lead        engine.SplitStats
+	emit        time.Duration // in the generation's token callback: posting tokens, yielding to the event loop
 	leadSleeps  int
 	busyUs      []uint32 // per shard
 	attnUs      []uint32
@@ -473,12 +474,15 @@ func (b *bridge) counters() splitCounters {
 // snapshots, over elapsed (the prefill's or the decode's time): the steps
 // started (one synchronisation with every shard each; attention ones of
 // them), the lead's time on its own heads' attention, its own rows of the
-// other products, waiting for the shards' replies (and copying them in),
-// everything else (norms, quantization, residuals, sampling: the rest of
-// elapsed) and how often it slept (Atomics.wait) waiting; and each shard's
+// other products, sending the requests, waiting for the shards' replies
+// (and copying them in), in the token callback (posting each token to the
+// page, yielding to the event loop), everything else (norms, quantization,
+// residuals, sampling: the rest of elapsed) and how often it slept
+// (Atomics.wait) waiting; and each shard's
 // time computing and copying its replies (attention of it) and how often
 // it slept waiting for a request.
 func splitStats(from, to splitCounters, elapsedMs float64) map[string]any {
+	to.emit, to.lead.Send = to.emit-from.emit, to.lead.Send-from.lead.Send
 	busy := make([]any, len(to.busyUs))
 	attn := make([]any, len(to.busyUs))
 	sleeps := make([]any, len(to.busyUs))
@@ -489,13 +493,16 @@ func splitStats(from, to splitCounters, elapsedMs float64) map[string]any {
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	a, p, w := ms(to.lead.Attention-from.lead.Attention), ms(to.lead.Products-from.lead.Products), ms(to.lead.Wait-from.lead.Wait)
+	send, emit := ms(to.lead.Send), ms(to.emit)
 	return map[string]any{
 		"syncs":            to.lead.Syncs - from.lead.Syncs,
 		"attentionSyncs":   to.lead.Attentions - from.lead.Attentions,
 		"leadAttentionMs":  a,
 		"leadProductsMs":   p,
 		"leadWaitMs":       w,
-		"leadOtherMs":      max(elapsedMs-a-p-w, 0),
+		"leadSendMs":       send,
+		"leadEmitMs":       emit,
+		"leadOtherMs":      max(elapsedMs-a-p-w-send-emit, 0),
 		"leadSleeps":       to.leadSleeps - from.leadSleeps,
 		"shardBusyMs":      busy,
 		"shardAttentionMs": attn,
