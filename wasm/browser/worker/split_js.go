@@ -174,8 +174,12 @@ func (c *channel) await(args, i int, v int32, d time.Duration) int32 {
 // takes the time a computing Worker needs. Measured on a 2-core AMD EPYC
 // under a load average of 14 (2026-12-02, TinyLlama-shaped Q4_K_M, 2
 // Workers): polling 2 ms for a reply and 1 ms for a request decoded at 0.63
-// tok/s, against 1.0–1.2 tok/s polling 0.02 ms; on an idle machine the
-// difference is unmeasured (stats.split counts the sleeps).
+// tok/s, against 1.0–1.2 tok/s polling 0.02 ms. At 20 µs a shard sleeps
+// before most requests (87% of them at a load of 6–9, 2026-12-02), and the
+// lead's sends then cost 0.5 ms each (stats.split's leadSendMs: the
+// Atomics.notify of a sleeper); a shard polling 200 µs slept half as often
+// but decoded slower at a load of 11–14 (one run each); on an idle machine
+// the difference is unmeasured.
 const spinUs = 20
 
 func (c *channel) setMessage(err error) {
