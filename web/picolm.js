@@ -15,12 +15,15 @@
 //
 // Go runs one thread per wasm instance, so where the page is cross-origin
 // isolated (SharedArrayBuffer) a model can be split over several Workers
-// (opts.workers; default 2 there on a machine with 2+ cores, else 1): each
-// holds its rows of every weight matrix, and per group of matrix products the
-// lead worker, which runs the model, shares the activations with the others
-// through a SharedArrayBuffer and Atomics (wasm/browser/worker/split_js.go). The model
-// file passes through one SharedArrayBuffer that every worker copies its part
-// out of, and is dropped after loading: the model still exists once.
+// (opts.workers; by default one per core, navigator.hardwareConcurrency, as
+// many as the model's attention divides over: its KV heads): each holds its
+// rows of every weight matrix and its attention heads' q, k and v rows and
+// KV cache. Per step of the forward pass (a layer's attention, then each
+// group of matrix products) the lead worker, which runs the model, shares
+// the activations with the others through a SharedArrayBuffer and Atomics
+// (wasm/browser/worker/split_js.go). The model file passes through one
+// SharedArrayBuffer that every worker copies its part out of, and is dropped
+// after loading: the model and its KV cache still exist once.
 //
 // A model split into shards by llama.cpp's gguf-split (NAME-00001-of-00003.gguf,
 // ...) loads from its first shard's URL (the others are fetched by name beside
@@ -51,9 +54,12 @@ export function canSplit() {
   return !!globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function" && typeof Atomics === "object";
 }
 
-/** The Workers a model is split over by default: 2 when canSplit() and the machine has 2+ cores, else 1. */
+/**
+ * The Workers a model is split over by default, at most: one per core (navigator.hardwareConcurrency, up to 16)
+ * where canSplit(), else 1. PicoLM.load uses no more than the model's attention divides over (its KV heads).
+ */
 export function defaultWorkers() {
-  return canSplit() && (navigator.hardwareConcurrency || 1) >= 2 ? 2 : 1;
+  return canSplit() ? Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_WORKERS)) : 1;
 }
 
 // RELAXED_PROBE is a module whose one function computes
@@ -565,14 +571,19 @@ async function splitSource(source, opts) {
 }
 
 // loadSplit loads a model split over the lead engine and n-1 new shard
-// workers: resolves {loaded, shards}. On failure the shards are terminated.
-async function loadSplit(engine, source, opts, n) {
+// workers (auto: at most n, as many as the model's attention divides over):
+// resolves {loaded, shards}. On failure the shards are terminated.
+async function loadSplit(engine, source, opts, n, auto) {
   const src = await splitSource(source, opts);
   if (src.size > maxModelBytes) throw tooLarge(src.name, src.size);
   const shards = [];
   try {
     let model = new SharedArrayBuffer(src.size);
     await src.fill(new Uint8Array(model));
+    if (auto) {
+      const plan = await engine.request({ type: "plan", name: src.name, model, size: src.size });
+      n = Math.max(1, Math.min(n, plan.maxWorkers));
+    }
     const channels = [];
     for (let k = 1; k < n; k++) {
       const channel = new SharedArrayBuffer(CHANNEL_BYTES);
@@ -600,12 +611,15 @@ async function loadSplit(engine, source, opts, n) {
   }
 }
 
+// workersFor is the Workers a load asks for: {n, auto} (auto: the default,
+// capped by the model once its header is read).
 function workersFor(source, opts) {
-  const n = opts.workers ?? defaultWorkers();
+  const auto = opts.workers == null;
+  const n = auto ? defaultWorkers() : opts.workers;
   if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) throw new BadRequestError(`workers must be an integer from 1 to ${MAX_WORKERS}, got ${n}`, "workers");
   // The built-in model is part of the engine's binary: it is not split.
-  if (source === BUILTIN || source == null || !canSplit()) return 1;
-  return n;
+  if (source === BUILTIN || source == null || !canSplit()) return { n: 1, auto };
+  return { n, auto };
 }
 
 /** A loaded model running in its own Web Worker. */
@@ -641,8 +655,9 @@ export class PicoLM {
    * array or FileList of all its Files (or URLs); a missing shard is named
    * before anything is downloaded.
    * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache}), signal, cache: true, workerURL,
-   * workers: the Workers the model is split over (default defaultWorkers(); 1 where the page is not
-   * cross-origin isolated and for the built-in model), build: "relaxed" or "simd128" (default wasmBuild())}.
+   * workers: the Workers the model is split over (default defaultWorkers(), one per core, capped at the model's KV
+   * heads; 1 where the page is not cross-origin isolated and for the built-in model; info.workers says how many),
+   * build: "relaxed" or "simd128" (default wasmBuild())}.
    */
   static async load(source = BUILTIN, opts = {}) {
     const engine = new Engine(opts.workerURL, buildFor(opts));
@@ -673,9 +688,9 @@ export class PicoLM {
 
   static async _loadInto(engine, source, opts) {
     if ((Array.isArray(source) || (typeof FileList !== "undefined" && source instanceof FileList)) && source.length === 1) source = source[0];
-    const n = workersFor(source, opts);
+    const { n, auto } = workersFor(source, opts);
     await engine.ready;
-    if (n > 1) return loadSplit(engine, source, opts, n);
+    if (n > 1) return loadSplit(engine, source, opts, n, auto);
     if (engine.dead) throw engine.dead;
     return { loaded: await PicoLM._loadOne(engine, source, opts), shards: [] };
   }
@@ -719,8 +734,11 @@ export class PicoLM {
   /**
    * Generate with callbacks; resolves with the stats
    * {prompt, promptTokens, cachedTokens, prefillMs, generated, decodeMs, tokensPerSec, stop, memory}, and for a model
-   * split over Workers split: {prefill, decode}, each {syncs, leadWaitMs, leadSleeps, shardBusyMs: [], shardSleeps: []}
-   * (the synchronisations, the lead's time waiting for the other Workers, each other Worker's time computing).
+   * split over Workers split: {prefill, decode}, each {syncs, attentionSyncs, leadAttentionMs, leadProductsMs, leadSendMs,
+   * leadWaitMs, leadEmitMs, leadOtherMs, leadSleeps, shardBusyMs: [], shardAttentionMs: [], shardSleeps: []} (the
+   * synchronisations, attention ones of them; the lead's time on its own heads' attention, its own rows of the other
+   * products, sending requests, waiting for the other Workers, posting tokens, and the rest; its sleeps in
+   * Atomics.wait; each other Worker's time computing, attention of it, its sleeps).
    * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template
    * (a plain "User: ..." / "Assistant:" transcript for a model without one).
    * opts: {maxTokens: 256 (0: until the model ends or the context is full), temperature: 0.8, topP: 0.9, topK: 0, minP: 0,

@@ -1,25 +1,11 @@
-//go:build !js
+//go:build !unix && !js
 
 package main
 
-import (
-	"runtime"
-	"syscall"
-	"time"
-)
+import "time"
 
-// cpuTime returns the CPU time the calling OS thread has used (main locks
-// itself to its thread with -clock cpu), so that time slices taken by
-// other jobs on a shared machine do not count; where the thread's time is
-// not available, the process's.
-func cpuTime() time.Duration {
-	runtime.LockOSThread()
-	var ru syscall.Rusage
-	const rusageThread = 1 // Linux's RUSAGE_THREAD
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			return 0
-		}
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+var clockStart = time.Now()
+
+// cpuTime has no CPU clock to read on this platform (wasip1, windows): it
+// returns the wall time since the program started, so -clock cpu measures as -clock wall.
+func cpuTime() time.Duration { return time.Since(clockStart) }

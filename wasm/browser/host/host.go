@@ -63,6 +63,7 @@ type ModelInfo struct {
 	Dim          int
 	Layers       int
 	Heads        int
+	KVHeads      int // the most Workers the attention divides over (engine.MaxParts)
 	VocabSize    int
 	TrainCtx     int
 	Context      int    // KV cache positions of the session
@@ -326,7 +327,26 @@ func LoadShardFiles(r io.ReaderAt, fs Files, part, parts int) (*engine.Shard, er
 	if err != nil {
 		return nil, err
 	}
-	return engine.NewShard(m)
+	// The context the lead's session asks for (open).
+	return engine.NewShard(m, engine.SessionOptions{Context: DefaultContext, Threads: 1})
+}
+
+// SplitWorkers is the most Web Workers the model of size bytes read
+// through r divides its attention over (engine.MaxParts): the page splits
+// a model over no more by default. name is the file's, for the error.
+func SplitWorkers(name string, r io.ReaderAt, size int64) (int, error) {
+	if size > MaxModelBytes {
+		return 0, fmt.Errorf("%w: %s is %s; the browser engine holds at most %s", ErrTooLarge, name, FormatBytes(size), FormatBytes(MaxModelBytes))
+	}
+	f, err := gguf.ParseHeader(r, size)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	n, err := engine.MaxParts(f)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return n, nil
 }
 
 func (w *Worker) load(b []byte, name string) (ModelInfo, error) {
@@ -362,6 +382,7 @@ func (w *Worker) open(f *gguf.File, name string, size int64, o engine.LoadOption
 		Dim:          c.Dim,
 		Layers:       c.Layers,
 		Heads:        c.Heads,
+		KVHeads:      c.KVHeads,
 		VocabSize:    c.VocabSize,
 		TrainCtx:     c.TrainCtx,
 		Context:      s.Context(),
@@ -382,6 +403,15 @@ func approxParams(c *engine.Config) int64 {
 		p += int64(c.VocabSize) * int64(c.Dim)
 	}
 	return p
+}
+
+// SplitStats is where the session's time went on the lead of a split
+// model (zero when whole or none is loaded).
+func (w *Worker) SplitStats() engine.SplitStats {
+	if w.sess == nil {
+		return engine.SplitStats{}
+	}
+	return w.sess.SplitStats()
 }
 
 // Unload drops the model, its session and any half-loaded buffer.

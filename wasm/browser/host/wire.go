@@ -18,6 +18,7 @@ func (i ModelInfo) Map() map[string]any {
 		"dim":          i.Dim,
 		"layers":       i.Layers,
 		"heads":        i.Heads,
+		"kvHeads":      i.KVHeads,
 		"vocabSize":    i.VocabSize,
 		"trainCtx":     i.TrainCtx,
 		"context":      i.Context,

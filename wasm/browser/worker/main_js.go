@@ -6,6 +6,7 @@
 // Page → worker: {type, id, ...}
 //
 //	load     {builtin: true} or {name, bytes: ArrayBuffer (transferred)}
+//	plan     {name, model: SharedArrayBuffer, size}  replies plan {maxWorkers}: the Workers the model's attention divides over
 //	loadSplit {name, model: SharedArrayBuffer, size, channels: [SharedArrayBuffer]}
 //	                                 the lead of a model split over workers (split_js.go)
 //	shard    {model, size, part, parts, channel}  serve a part (never returns; replies shardReady or error)
@@ -27,7 +28,7 @@
 //	                                 one still queued ends before it starts, with stop "stopped")
 //	unload   {}
 //
-// Worker → page: ready, loaded {info, memory}, ok (begin accepted),
+// Worker → page: ready, loaded {info, memory}, ok (begin accepted), plan {maxWorkers},
 // token {text, count, tokensPerSec, calls?: [{index, name?, arguments}], logprobs?: [...]},
 // done {stats, memory}, error {message, code, param} (code: host.Code's
 // classes; param: host.Param).
@@ -86,6 +87,8 @@ func main() {
 		switch req.Get("type").String() {
 		case "blob":
 			b.readBlob(req)
+		case "plan":
+			b.plan(req)
 		case "loadSplit":
 			b.loadSplit(req)
 		case "shard":
@@ -185,7 +188,7 @@ func (b *bridge) handle(msg js.Value) {
 	case "end":
 		info, err := b.w.Finish()
 		b.loaded(id, info, err)
-	case "generate", "embed", "blob", "loadSplit", "shard":
+	case "generate", "embed", "blob", "plan", "loadSplit", "shard":
 		b.queue <- msg
 	case "stop":
 		if id.Float() == b.running {
@@ -352,9 +355,12 @@ func (b *bridge) generate(msg js.Value) {
 	if len(b.peers) > 0 {
 		k0 = b.counters()
 	}
+	var emit time.Duration // in this callback (split stats)
 	d, err := b.w.Generate(r, func(t host.Token) bool {
+		t0 := time.Now()
 		if t.Count >= 1 && !prompted && len(b.peers) > 0 {
 			k1, prompted = b.counters(), true
+			k1.emit = emit
 		}
 		m := t.Map()
 		m["type"], m["id"] = "token", id
@@ -363,6 +369,7 @@ func (b *bridge) generate(msg js.Value) {
 			b.yield()
 			last = time.Now()
 		}
+		emit += time.Since(t0)
 		return true
 	})
 	if err != nil {
@@ -373,8 +380,11 @@ func (b *bridge) generate(msg js.Value) {
 	if len(b.peers) > 0 {
 		if !prompted {
 			k1 = b.counters()
+			k1.emit = emit
 		}
-		stats["split"] = map[string]any{"prefill": splitStats(k0, k1), "decode": splitStats(k1, b.counters())}
+		k2 := b.counters()
+		k2.emit = emit
+		stats["split"] = map[string]any{"prefill": splitStats(k0, k1, d.PrefillMs), "decode": splitStats(k1, k2, d.DecodeMs)}
 	}
 	b.reply(id, "done", map[string]any{"stats": stats, "memory": b.memory()})
 }
