@@ -50,66 +50,6 @@ func axpyF16SIMD128(y []float32, a float32, x []uint16) {
 	}
 }
 
-// expfPolyX2 is expfPoly on two float64 lanes, before the rounding to
-// float32: the same operations in the same order, 2^k made from k+1023 in
-// the exponent bits (k+2^52+1023 holds it in its low bits). WebAssembly's
-// f64x2.min and max propagate NaNs, so a NaN lane comes out NaN.
-func expfPolyX2(x archsimd.Float64x2) archsimd.Float64x2 {
-	xc := x.Max(archsimd.BroadcastFloat64x2(expMin)).Min(archsimd.BroadcastFloat64x2(expMax))
-	h := xc.ToBits().And(archsimd.BroadcastUint64x2(1 << 63)).Or(archsimd.BroadcastUint64x2(0x3fe0000000000000)).BitsToFloat64() // ±0.5
-	k := archsimd.BroadcastFloat64x2(expLog2e).Mul(xc).Add(h).Trunc()
-	hi := xc.Sub(k.Mul(archsimd.BroadcastFloat64x2(expLn2Hi)))
-	lo := k.Mul(archsimd.BroadcastFloat64x2(expLn2Lo))
-	r := hi.Sub(lo)
-	t := r.Mul(r)
-	p := archsimd.BroadcastFloat64x2(expP4).Add(t.Mul(archsimd.BroadcastFloat64x2(expP5)))
-	p = archsimd.BroadcastFloat64x2(expP3).Add(t.Mul(p))
-	p = archsimd.BroadcastFloat64x2(expP2).Add(t.Mul(p))
-	p = archsimd.BroadcastFloat64x2(expP1).Add(t.Mul(p))
-	c := r.Sub(t.Mul(p))
-	y := archsimd.BroadcastFloat64x2(1).Sub(lo.Sub(r.Mul(c).Div(archsimd.BroadcastFloat64x2(2).Sub(c))).Sub(hi))
-	scale := k.Add(archsimd.BroadcastFloat64x2(0x1p52 + 1023)).ToBits().ShiftAllLeft(52).BitsToFloat64()
-	return y.Mul(scale)
-}
-
-// expShiftSIMD128 is expShiftRef, bit for bit: x[i] = e^(x[i]-m). SIMD128
-// has f64x2.promote_low_f32x4 and f32x4.demote_f64x2_zero, but archsimd
-// does not offer them: the float32 ⇄ float64 conversions are scalar.
-func expShiftSIMD128(x []float32, m float32) {
-	n := len(x)
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		p := (*[4]float32)(x[i:])
-		e0 := expfPolyX2(archsimd.LoadFloat64x2Array(&[2]float64{float64(p[0] - m), float64(p[1] - m)}))
-		e1 := expfPolyX2(archsimd.LoadFloat64x2Array(&[2]float64{float64(p[2] - m), float64(p[3] - m)}))
-		p[0], p[1] = float32(e0.GetElem(0)), float32(e0.GetElem(1))
-		p[2], p[3] = float32(e1.GetElem(0)), float32(e1.GetElem(1))
-	}
-	for ; i < n; i++ {
-		x[i] = expf(x[i] - m)
-	}
-}
-
-// swigluSIMD128 is swigluRef, bit for bit: gate = gate/(1+e^-gate)·up.
-func swigluSIMD128(gate, up []float32) {
-	n := len(gate)
-	up = up[:n]
-	one := archsimd.BroadcastFloat32x4(1)
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		p := (*[4]float32)(gate[i:])
-		e0 := expfPolyX2(archsimd.LoadFloat64x2Array(&[2]float64{float64(-p[0]), float64(-p[1])}))
-		e1 := expfPolyX2(archsimd.LoadFloat64x2Array(&[2]float64{float64(-p[2]), float64(-p[3])}))
-		e := [4]float32{float32(e0.GetElem(0)), float32(e0.GetElem(1)), float32(e1.GetElem(0)), float32(e1.GetElem(1))}
-		g := archsimd.LoadFloat32x4Array(p)
-		g.Div(one.Add(archsimd.LoadFloat32x4Array(&e))).Mul(archsimd.LoadFloat32x4Array((*[4]float32)(up[i:]))).StoreArray(p)
-	}
-	for ; i < n; i++ {
-		g := gate[i]
-		gate[i] = g / (1 + expf(-g)) * up[i]
-	}
-}
-
 // roundFP16SIMD128 is roundFP16Ref, bit for bit (NaNs stay NaNs): v =
 // x·scale rounded to the nearest fp16 value, ties to even, in float32
 // lanes. At or above 2^-14 (fp16's normals) the 13 low mantissa bits are rounded off in
