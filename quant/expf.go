@@ -74,6 +74,11 @@ func expfC(x float32) float32 { return float32(math.Exp(float64(x))) }
 //     difference is below 1/2), and subtracting n·ln2lo, a multiple of
 //     2^-43, leaves a multiple of 2^-43 below 1/2: exact in float64, so
 //     b rounded once from float64 is expfV's b.
+//
+// The polynomial's five fused multiply-adds are float64 sums rounded to
+// float32 (fma64), all between 2^-5 and 2 in magnitude: where one of the
+// sums falls halfway between two float32s (about once in 2^29), the
+// lane is recomputed by expfV.
 func expfVGo(x float32) float32 {
 	p := float64(float64(x) * vexpLog2e)
 	n := (p + 0x1.8p52) - 0x1.8p52
@@ -88,6 +93,13 @@ func expfVGo(x float32) float32 {
 	}
 	b := float32((float64(x) - float64(n*vexpLn2Hi)) - float64(n*vexpLn2Lo))
 	u := b * b
-	j := fma32Fast(fma32Fast(fma32Fast(vexpC5, b, vexpC4), u, fma32Fast(vexpC3, b, vexpC2)), u, fma32Fast(vexpC1, b, 1))
-	return float32(float64(j) * math.Float64frombits(uint64(int64(n)+1023)<<52))
+	s1, h1 := fma64(vexpC5, b, vexpC4)
+	s2, h2 := fma64(vexpC3, b, vexpC2)
+	s3, h3 := fma64(vexpC1, b, 1)
+	s4, h4 := fma64(float32(s1), u, float32(s2))
+	s5, h5 := fma64(float32(s4), u, float32(s3))
+	if h1 || h2 || h3 || h4 || h5 {
+		return expfV(x)
+	}
+	return float32(float64(float32(s5)) * math.Float64frombits(uint64(int64(n)+1023)<<52))
 }

@@ -24,6 +24,15 @@ func fma32Fast(a, b, c float32) float32 {
 	return fma32Halfway(p, float64(c), s)
 }
 
+// fma64 returns a·b + c rounded to float64, and whether that sum is halfway
+// between two float32s if it is at least 2^-126 in magnitude: where it is
+// neither, rounding it to float32 gives fma32(a, b, c) (see fma32Fast).
+// It inlines, for the kernels that check the flag once for several.
+func fma64(a, b, c float32) (s float64, halfway bool) {
+	s = float64(float64(a)*float64(b)) + float64(c)
+	return s, math.Float64bits(s)&(1<<29-1) == 1<<28
+}
+
 // fma32Halfway is fma32Fast for the sums s = p+c rounded to float64 that are
 // halfway between two float32s or below float32's normals.
 func fma32Halfway(p, c, s float64) float32 {

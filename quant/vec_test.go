@@ -226,3 +226,41 @@ func BenchmarkSwiGLU(b *testing.B) {
 		SwiGLU(g, u)
 	}
 }
+
+// TestExpHalfwayLanes: inputs whose polynomial sums in expfVGo fall on a
+// float32 halfway point in float64 (found by a search over all 2^32
+// inputs), the lanes the portable and wasm kernels recompute by expfV:
+// every kernel set's ExpShift and SwiGLU give the reference's bits there.
+func TestExpHalfwayLanes(t *testing.T) {
+	var xs []float32
+	for _, b := range []uint32{0x33800005, 0x36086823, 0x36d4fa58, 0x3e000000, 0x3ee2e430, 0x3f117218, 0x3f517218,
+		0x3f917218, 0x3fc17218, 0x3fea2b24, 0x400d1592, 0xb3000005, 0xbe800000, 0xbf717218, 0xbfd17218, 0xc0151592,
+		0xc0417218, 0xc06dce9e, 0xc08d1592, 0xc0a343d5} {
+		xs = append(xs, math.Float32frombits(b), -math.Float32frombits(b))
+	}
+	xs = append(xs, 1, 2, 3) // a partial last block
+	ones := make([]float32, len(xs))
+	for i := range ones {
+		ones[i] = 1
+	}
+	want := append([]float32(nil), xs...)
+	wantSum := expShiftRef(want, 0, 0)
+	wantSilu := append([]float32(nil), xs...)
+	swigluRef(wantSilu, ones)
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		got := append([]float32(nil), xs...)
+		if sum := ks.vec.expShift(got, 0, 0); sum != wantSum {
+			t.Errorf("ExpShift's sum %g, reference %g", sum, wantSum)
+		}
+		silu := append([]float32(nil), xs...)
+		ks.vec.swiglu(silu, ones)
+		for i, x := range xs {
+			if !sameFloat(got[i], want[i]) {
+				t.Errorf("x = %g (%#08x): ExpShift %g, reference %g", x, math.Float32bits(x), got[i], want[i])
+			}
+			if !sameFloat(silu[i], wantSilu[i]) {
+				t.Errorf("x = %g (%#08x): SwiGLU %g, reference %g", x, math.Float32bits(x), silu[i], wantSilu[i])
+			}
+		}
+	})
+}
