@@ -18,8 +18,9 @@ import (
 //   - kq = K·q: ggml's mul_mat converts its activation to the keys' fp16,
 //     so the query is rounded to fp16 first (in place in q: the forward
 //     pass does not use it afterwards);
-//   - the softmax is ggml_soft_max's: the max, then the sum in float64 of
-//     float32 exp(score-max), then each weight exp(score-max)·float32(1/sum);
+//   - the softmax is ggml_soft_max's: the max, then exp(score-max) and their
+//     float64 sum as ggml_vec_soft_max_f32 computes them (quant.ExpShift:
+//     ggml_v_expf 16 at a time), then each weight exp(score-max)·float32(1/sum);
 //   - kqv = V·kq: the same conversion rounds every normalized weight to fp16
 //     before the weighted sum of the fp16 values.
 //
@@ -101,10 +102,7 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 		if !oneTile {
 			s.scores(sc, qh, base+t0*kvDim, scale)
 		}
-		quant.ExpShift(sc, maxScore)
-		for _, e := range sc {
-			sum += float64(e)
-		}
+		sum = quant.ExpShift(sc, maxScore, sum)
 	}
 	inv := float32(1 / sum)
 	clear(out)
@@ -112,7 +110,7 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 		sc := tile[:min(attnTile, n-t0)]
 		if !oneTile {
 			s.scores(sc, qh, base+t0*kvDim, scale)
-			quant.ExpShift(sc, maxScore)
+			quant.ExpShift(sc, maxScore, 0)
 		}
 		quant.RoundFP16(sc, inv) // the weights, rounded to fp16
 		for i, p := range sc {

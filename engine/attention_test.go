@@ -9,42 +9,34 @@ import (
 	"github.com/picolm/picolm-wasm/quant"
 )
 
-// attendRef is attention as the readable three passes: every score
-// recomputed in each, one position at a time.
+// attendRef is attention as the readable three passes, over a [pos+1]
+// row of scores.
 func attendRef(s *Session, xb, q []float32, l, pos int) {
 	c := &s.m.Config
 	hd := c.HeadDim
 	scale, qScale := s.attnScales()
 	qh := make([]float32, hd)
+	sc := make([]float32, pos+1)
 	for h := 0; h < c.Heads; h++ {
 		copy(qh, q[h*hd:(h+1)*hd])
 		quant.RoundFP16(qh, qScale)
 		out := xb[h*hd : (h+1)*hd]
 		clear(out)
 		base := l*s.ctx*c.KVDim + (h/c.KVMul)*hd
-		score := func(t int) float32 {
-			off := base + t*c.KVDim
-			return float32(quant.DotF16(qh, s.keyCache[off:off+hd]) * scale)
-		}
 		maxScore := float32(math.Inf(-1))
-		for t := 0; t <= pos; t++ {
-			maxScore = max(maxScore, score(t))
+		for t := range sc {
+			off := base + t*c.KVDim
+			sc[t] = float32(quant.DotF16(qh, s.keyCache[off:off+hd]) * scale)
+			maxScore = max(maxScore, sc[t])
 		}
-		var sum float64
-		for t := 0; t <= pos; t++ {
-			sum += float64(expf(score(t) - maxScore))
-		}
-		inv := float32(1 / sum)
-		for t := 0; t <= pos; t++ {
-			p := roundedFP16(expf(score(t)-maxScore) * inv)
+		inv := float32(1 / quant.ExpShift(sc, maxScore, 0))
+		for t, e := range sc {
+			p := roundedFP16(e * inv)
 			off := base + t*c.KVDim
 			quant.AxpyF16(out, p, s.valCache[off:off+hd])
 		}
 	}
 }
-
-// expf is e^x rounded to float32.
-func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
 
 func roundedFP16(x float32) float32 {
 	v := []float32{x}

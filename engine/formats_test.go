@@ -32,8 +32,7 @@ type formatDivergence struct {
 // agree or diverges elsewhere (update the list: it only shrinks as the
 // kernels are fixed) and when a case that is not listed diverges.
 var knownDivergences = []formatDivergence{
-	{"synth-Q6_K", "Hello, wörld! 123", 6, 0.09561},
-	{"synth-IQ2_XS", "Hello, wörld! 123", 18, 0.06991},
+	{"synth-Q6_K", "Hello, wörld! 123", 14, 0.06435},
 	{"synth-IQ1_S", "Hello, wörld! 123", 12, 0.0157},
 }
 

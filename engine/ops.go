@@ -27,11 +27,25 @@ func ropeNormal(x []float32, headDim int, cos, sin []float32) {
 	for h := 0; h+headDim <= len(x); h += headDim {
 		v := x[h : h+headDim]
 		for i := range cos {
-			x0, x1 := v[2*i], v[2*i+1]
-			v[2*i] = x0*cos[i] - x1*sin[i]
-			v[2*i+1] = x0*sin[i] + x1*cos[i]
+			v[2*i], v[2*i+1] = rotate(v[2*i], v[2*i+1], cos[i], sin[i])
 		}
 	}
+}
+
+// rotate returns (x0·cos − x1·sin, x1·cos + x0·sin) as ggml-cpu's normal
+// rope computes it in llama.cpp's x86 builds: GCC contracts each expression
+// into one fused multiply-add on its cos product, the sin product rounded
+// first (vfmsub and vfmadd over a rounded vmulps, in libggml-cpu-zen4.so
+// of node-llama-cpp 3.21.1).
+func rotate(x0, x1, cos, sin float32) (float32, float32) {
+	return quant.FMA32(x0, cos, -float32(x1*sin)), quant.FMA32(x1, cos, float32(x0*sin))
+}
+
+// rotateNeoX is rotate as ggml-cpu's NeoX rope computes it there (a scalar
+// loop, contracted otherwise): x0·cos − x1·sin fused on x0·cos, and
+// x0·sin + x1·cos fused on x0·sin, x1·cos rounded first.
+func rotateNeoX(x0, x1, cos, sin float32) (float32, float32) {
+	return quant.FMA32(x0, cos, -float32(x1*sin)), quant.FMA32(x0, sin, float32(x1*cos))
 }
 
 // ropeNeoX rotates each (x[i], x[i+n]) pair, n = len(cos), of the first 2n
@@ -42,9 +56,7 @@ func ropeNeoX(x []float32, headDim int, cos, sin []float32) {
 	for h := 0; h+headDim <= len(x); h += headDim {
 		v := x[h : h+headDim]
 		for i := range cos {
-			x0, x1 := v[i], v[i+n]
-			v[i] = x0*cos[i] - x1*sin[i]
-			v[i+n] = x0*sin[i] + x1*cos[i]
+			v[i], v[i+n] = rotateNeoX(v[i], v[i+n], cos[i], sin[i])
 		}
 	}
 }

@@ -56,9 +56,9 @@ func platformTables() []kernelTable {
 // where the AVX2 table is.
 type simdVec struct{}
 
-func (simdVec) dotF16(a []float32, b []uint16) float32          { return dotF16VecAVX2(a, b) }
-func (simdVec) axpyF16(y []float32, a float32, x []uint16)      { axpyF16AVX2(y, a, x) }
-func (simdVec) expShift(x []float32, m float32)                 { expShiftAVX2(x, m) }
-func (simdVec) swiglu(gate, up []float32)                       { swigluAVX2(gate, up) }
-func (simdVec) roundFP16(x []float32, scale float32)            { roundFP16AVX2(x, scale) }
-func (simdVec) quantizeAct(dst []byte, src []float32, size int) { quantizeActAVX2(dst, src, size) }
+func (simdVec) dotF16(a []float32, b []uint16) float32               { return dotF16VecAVX2(a, b) }
+func (simdVec) axpyF16(y []float32, a float32, x []uint16)           { axpyF16AVX2(y, a, x) }
+func (simdVec) expShift(x []float32, m float32, sum float64) float64 { return expShiftAVX2(x, m, sum) }
+func (simdVec) swiglu(gate, up []float32)                            { swigluAVX2(gate, up) }
+func (simdVec) roundFP16(x []float32, scale float32)                 { roundFP16AVX2(x, scale) }
+func (simdVec) quantizeAct(dst []byte, src []float32, size int)      { quantizeActAVX2(dst, src, size) }

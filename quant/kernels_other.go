@@ -10,9 +10,9 @@ func platformTables() []kernelTable { return nil }
 // sets simdVec): the portable ones.
 type simdVec struct{}
 
-func (simdVec) dotF16(a []float32, b []uint16) float32          { return dotF16VecRef(a, b) }
-func (simdVec) axpyF16(y []float32, a float32, x []uint16)      { axpyF16Ref(y, a, x) }
-func (simdVec) expShift(x []float32, m float32)                 { expShiftRef(x, m) }
-func (simdVec) swiglu(gate, up []float32)                       { swigluRef(gate, up) }
-func (simdVec) roundFP16(x []float32, scale float32)            { roundFP16Ref(x, scale) }
-func (simdVec) quantizeAct(dst []byte, src []float32, size int) { quantizeActGo(dst, src, size) }
+func (simdVec) dotF16(a []float32, b []uint16) float32               { return dotF16VecRef(a, b) }
+func (simdVec) axpyF16(y []float32, a float32, x []uint16)           { axpyF16Ref(y, a, x) }
+func (simdVec) expShift(x []float32, m float32, sum float64) float64 { return expShiftGo(x, m, sum) }
+func (simdVec) swiglu(gate, up []float32)                            { swigluGo(gate, up) }
+func (simdVec) roundFP16(x []float32, scale float32)                 { roundFP16Ref(x, scale) }
+func (simdVec) quantizeAct(dst []byte, src []float32, size int)      { quantizeActGo(dst, src, size) }

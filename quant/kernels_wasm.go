@@ -45,9 +45,11 @@ func platformTables() []kernelTable {
 // with the SIMD128 table.
 type simdVec struct{}
 
-func (simdVec) dotF16(a []float32, b []uint16) float32          { return dotF16VecSIMD128(a, b) }
-func (simdVec) axpyF16(y []float32, a float32, x []uint16)      { axpyF16SIMD128(y, a, x) }
-func (simdVec) expShift(x []float32, m float32)                 { expShiftSIMD128(x, m) }
+func (simdVec) dotF16(a []float32, b []uint16) float32     { return dotF16VecSIMD128(a, b) }
+func (simdVec) axpyF16(y []float32, a float32, x []uint16) { axpyF16SIMD128(y, a, x) }
+func (simdVec) expShift(x []float32, m float32, sum float64) float64 {
+	return expShiftSIMD128(x, m, sum)
+}
 func (simdVec) swiglu(gate, up []float32)                       { swigluSIMD128(gate, up) }
 func (simdVec) roundFP16(x []float32, scale float32)            { roundFP16SIMD128(x, scale) }
 func (simdVec) quantizeAct(dst []byte, src []float32, size int) { quantizeActSIMD128(dst, src, size) }

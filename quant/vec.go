@@ -1,12 +1,11 @@
 package quant
 
-import "math"
-
 // The kernels of the engine's loops over float32 vectors: attention over an
 // fp16 KV cache (DotF16, AxpyF16, RoundFP16) and the exponentials of
-// softmax and SwiGLU (ExpShift, SwiGLU). Each has its readable reference
-// here, which is also its portable kernel, and SIMD twins (vec_wasm.go,
-// vec_amd64.go) that compute the same bits; vec_test.go checks them.
+// softmax and SwiGLU (ExpShift, SwiGLU; expf.go). Each has its readable
+// reference here, which is also its portable kernel, and SIMD twins
+// (vec_wasm.go, vec_amd64.go) that compute the same bits; vec_test.go
+// checks them.
 
 // DotF16 returns the dot of a float32 vector with an fp16 vector
 // (len(b) >= len(a)), summed in the order dotF16VecRef documents.
@@ -16,12 +15,19 @@ func DotF16(a []float32, b []uint16) float32 { return table.vec.dotF16(a, b) }
 // product rounded to float32 before the add.
 func AxpyF16(y []float32, a float32, x []uint16) { table.vec.axpyF16(y, a, x) }
 
-// ExpShift sets x[i] = e^(x[i]-m), rounded to float32: the exponentials of
-// softmax.
-func ExpShift(x []float32, m float32) { table.vec.expShift(x, m) }
+// ExpShift sets x[i] = e^(x[i]-m), the exponentials of softmax, and returns
+// sum plus their sum, both as ggml's softmax on AVX-512 CPUs computes them
+// (ggml_vec_soft_max_f32; see expShiftRef) over x padded with -Inf to a
+// multiple of 16: llama.cpp's rows of attention scores are its KV cache
+// length, padded to a multiple of 256, the positions not attended masked to
+// -Inf. A row given in pieces whose lengths are multiples of 16, but for
+// the last, each given the sum so far, gets the whole row's exponentials
+// and sum.
+func ExpShift(x []float32, m float32, sum float64) float64 { return table.vec.expShift(x, m, sum) }
 
 // SwiGLU sets gate = silu(gate)·up (len(up) >= len(gate)), silu(x) =
-// x/(1+e^-x).
+// x/(1+e^-x), as ggml's ggml_vec_swiglu_f32 computes it on AVX-512 CPUs
+// (see swigluRef).
 func SwiGLU(gate, up []float32) { table.vec.swiglu(gate, up) }
 
 // RoundFP16 sets x[i] = fp16(x[i]·scale), the value ggml's conversion to
@@ -51,19 +57,18 @@ func (v vecSet) axpyF16(y []float32, a float32, x []uint16) {
 	}
 }
 
-func (v vecSet) expShift(x []float32, m float32) {
+func (v vecSet) expShift(x []float32, m float32, sum float64) float64 {
 	if v.simd {
-		simdVec{}.expShift(x, m)
-	} else {
-		expShiftRef(x, m)
+		return simdVec{}.expShift(x, m, sum)
 	}
+	return expShiftGo(x, m, sum)
 }
 
 func (v vecSet) swiglu(gate, up []float32) {
 	if v.simd {
 		simdVec{}.swiglu(gate, up)
 	} else {
-		swigluRef(gate, up)
+		swigluGo(gate, up)
 	}
 }
 
@@ -115,17 +120,72 @@ func axpyF16Ref(y []float32, a float32, x []uint16) {
 	}
 }
 
-// expShiftRef is ExpShift.
-func expShiftRef(x []float32, m float32) {
-	for i, v := range x {
-		x[i] = expf(v - m)
+// expShiftRef is ExpShift: ggml_vec_soft_max_f32's loop over a row padded
+// to whole blocks of 16 (one AVX-512 register of ggml's): every
+// exponential by expfV, each block's sum reduced as reduce16 does (the
+// padding adds zeros) and added to the float64 sum.
+func expShiftRef(x []float32, m float32, sum float64) float64 {
+	for i := 0; i < len(x); i += vexpWidth {
+		var v [vexpWidth]float32 // past the end of x: e^-Inf = 0
+		for j := range min(vexpWidth, len(x)-i) {
+			x[i+j] = expfV(x[i+j] - m)
+			v[j] = x[i+j]
+		}
+		sum += float64(reduce16(&v))
+	}
+	return sum
+}
+
+// reduce16 is _mm512_reduce_add_ps as GCC computes it: the two 256-bit
+// halves added, then the two 128-bit halves of that, then lanes 0+2 and
+// 1+3, then those two.
+func reduce16(v *[vexpWidth]float32) float32 {
+	var h [8]float32
+	for i := range h {
+		h[i] = v[i] + v[i+8]
+	}
+	q0, q1, q2, q3 := h[0]+h[4], h[1]+h[5], h[2]+h[6], h[3]+h[7]
+	return (q0 + q2) + (q1 + q3)
+}
+
+// expShiftGo is expShiftRef computed with expfVGo: the portable kernel.
+func expShiftGo(x []float32, m float32, sum float64) float64 {
+	for i := 0; i < len(x); i += vexpWidth {
+		var v [vexpWidth]float32
+		for j := range min(vexpWidth, len(x)-i) {
+			x[i+j] = expfVGo(x[i+j] - m)
+			v[j] = x[i+j]
+		}
+		sum += float64(reduce16(&v))
+	}
+	return sum
+}
+
+// swigluRef is SwiGLU: ggml_vec_swiglu_f32's loop, gate/(1+e^(0−gate))·up
+// with e^ by expfV for the elements of whole blocks of 16 (ggml_v_silu on
+// one AVX-512 register), by expfC for the rest (ggml_silu_f32).
+func swigluRef(gate, up []float32) {
+	up = up[:len(gate)]
+	n := len(gate) &^ (vexpWidth - 1)
+	for i, g := range gate[:n] {
+		gate[i] = g / (1 + expfV(0-g)) * up[i]
+	}
+	for i := n; i < len(gate); i++ {
+		g := gate[i]
+		gate[i] = g / (1 + expfC(-g)) * up[i]
 	}
 }
 
-// swigluRef is SwiGLU.
-func swigluRef(gate, up []float32) {
-	for i, g := range gate {
-		gate[i] = g / (1 + expf(-g)) * up[i]
+// swigluGo is swigluRef computed with expfVGo: the portable kernel.
+func swigluGo(gate, up []float32) {
+	up = up[:len(gate)]
+	n := len(gate) &^ (vexpWidth - 1)
+	for i, g := range gate[:n] {
+		gate[i] = g / (1 + expfVGo(0-g)) * up[i]
+	}
+	for i := n; i < len(gate); i++ {
+		g := gate[i]
+		gate[i] = g / (1 + expfC(-g)) * up[i]
 	}
 }
 
@@ -134,44 +194,4 @@ func roundFP16Ref(x []float32, scale float32) {
 	for i, v := range x {
 		x[i] = FP16ToFP32(FP32ToFP16(v * scale))
 	}
-}
-
-// expf is e^x rounded to float32, the exponential of softmax and silu.
-func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
-
-// The constants of math.Exp's algorithm (FreeBSD's e_exp.c): ln 2 split in
-// a high part with trailing zero bits and a low part, and the coefficients
-// of the rational approximation on [-ln2/2, ln2/2].
-const (
-	expLn2Hi = 6.93147180369123816490e-01
-	expLn2Lo = 1.90821492927058770002e-10
-	expLog2e = 1.44269504088896338700e+00
-	expP1    = 1.66666666666666657415e-01
-	expP2    = -2.77777777770155933842e-03
-	expP3    = 6.61375632143793436117e-05
-	expP4    = -1.65339022054652515390e-06
-	expP5    = 4.13813679705723846039e-08
-	// Beyond [expMin, expMax] e^x rounds to 0 or +Inf in float32.
-	expMin = -104
-	expMax = 89
-)
-
-// expfPoly is expf computed as the SIMD kernels compute it, lane by lane:
-// math.Exp's pure-Go algorithm in float64, branch-free (x clamped to where
-// float32 results are neither 0 nor +Inf, so 2^k is a normal float64 built
-// from its bits and the final scaling is exact), rounded to float32. For
-// every float32 x it equals expf(x) bit for bit (TestExpfPoly sweeps the
-// float32 range; an exhaustive run over all 2^32 inputs found no
-// difference from math.Exp's assembly on amd64 either).
-func expfPoly(x32 float32) float32 {
-	x := max(expMin, min(expMax, float64(x32)))
-	h := math.Copysign(0.5, x)
-	k := math.Trunc(expLog2e*x + h) // round half away from zero
-	hi := x - k*expLn2Hi
-	lo := k * expLn2Lo
-	r := hi - lo
-	t := r * r
-	c := r - t*(expP1+t*(expP2+t*(expP3+t*(expP4+t*expP5))))
-	y := 1 - ((lo - (r*c)/(2-c)) - hi)
-	return float32(y * math.Float64frombits(uint64(int64(k)+1023)<<52))
 }

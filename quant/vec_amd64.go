@@ -2,7 +2,10 @@
 
 package quant
 
-import "simd/archsimd"
+import (
+	"math"
+	"simd/archsimd"
+)
 
 // The AVX2 twins of the vector kernels of vec.go (kernels_amd64.go), bit
 // for bit; vec_test.go checks them against the references.
@@ -62,58 +65,82 @@ func axpyF16AVX2(y []float32, a float32, x []uint16) {
 	}
 }
 
-// expfPolyX4 is expfPoly on four float64 lanes, before the rounding to float32:
-// the same operations in the same order (no fused multiply-adds), 2^k made
-// from k+1023 in the exponent bits (k+2^52+1023 holds it in its low bits).
-// A NaN lane comes out NaN.
-func expfPolyX4(x archsimd.Float64x4) archsimd.Float64x4 {
-	xc := x.Max(archsimd.BroadcastFloat64x4(expMin)).Min(archsimd.BroadcastFloat64x4(expMax))
-	h := xc.AsUint64x4().And(archsimd.BroadcastUint64x4(1 << 63)).Or(archsimd.BroadcastUint64x4(0x3fe0000000000000)).AsFloat64x4() // ±0.5
-	k := archsimd.BroadcastFloat64x4(expLog2e).Mul(xc).Add(h).Trunc()
-	hi := xc.Sub(k.Mul(archsimd.BroadcastFloat64x4(expLn2Hi)))
-	lo := k.Mul(archsimd.BroadcastFloat64x4(expLn2Lo))
-	r := hi.Sub(lo)
-	t := r.Mul(r)
-	p := archsimd.BroadcastFloat64x4(expP4).Add(t.Mul(archsimd.BroadcastFloat64x4(expP5)))
-	p = archsimd.BroadcastFloat64x4(expP3).Add(t.Mul(p))
-	p = archsimd.BroadcastFloat64x4(expP2).Add(t.Mul(p))
-	p = archsimd.BroadcastFloat64x4(expP1).Add(t.Mul(p))
-	c := r.Sub(t.Mul(p))
-	y := archsimd.BroadcastFloat64x4(1).Sub(lo.Sub(r.Mul(c).Div(archsimd.BroadcastFloat64x4(2).Sub(c))).Sub(hi))
-	scale := k.Add(archsimd.BroadcastFloat64x4(0x1p52 + 1023)).AsUint64x4().ShiftAllLeft(52).AsFloat64x4()
-	return x.IfElse(x.IsNaN(), y.Mul(scale))
+// expfV8 is expfV on eight lanes, bit for bit: the same fused
+// multiply-adds (FMA's VFMADD, exact as fma32 is), and VSCALEFPS (AVX-512,
+// which the AVX2 table does not assume) as two scalings by powers of two,
+// (j·2^a)·2^(n−a) with a = n clamped to ±100: j is in [0.7, 1.5], so the
+// first product is a normal float32, exact, and only the second rounds.
+// n is read from z's bits, which hold it in the low significand bits
+// (z = 1.5·2^23 + n). Lanes with |n| > 192 get 0 or +Inf; a NaN lane, whose
+// j is NaN, comes out NaN.
+func expfV8(x archsimd.Float32x8) archsimd.Float32x8 {
+	shift := archsimd.BroadcastFloat32x8(vexpShift)
+	z := x.MulAdd(archsimd.BroadcastFloat32x8(vexpLog2e), shift)
+	n := z.Sub(shift)
+	nn := n.Neg()
+	b := nn.MulAdd(archsimd.BroadcastFloat32x8(vexpLn2Hi), x)
+	b = nn.MulAdd(archsimd.BroadcastFloat32x8(vexpLn2Lo), b)
+	u := b.Mul(b)
+	q := archsimd.BroadcastFloat32x8(vexpC5).MulAdd(b, archsimd.BroadcastFloat32x8(vexpC4))
+	q = q.MulAdd(u, archsimd.BroadcastFloat32x8(vexpC3).MulAdd(b, archsimd.BroadcastFloat32x8(vexpC2)))
+	j := q.MulAdd(u, archsimd.BroadcastFloat32x8(vexpC1).MulAdd(b, archsimd.BroadcastFloat32x8(1)))
+
+	ni := z.AsInt32x8().Sub(archsimd.BroadcastInt32x8(0x4b400000)) // n, while |n| < 2^22
+	a := ni.Max(archsimd.BroadcastInt32x8(-100)).Min(archsimd.BroadcastInt32x8(100))
+	bias := archsimd.BroadcastInt32x8(127)
+	res := j.Mul(a.Add(bias).ShiftAllLeft(23).AsFloat32x8()).Mul(ni.Sub(a).Add(bias).ShiftAllLeft(23).AsFloat32x8())
+
+	zero := archsimd.BroadcastFloat32x8(0)
+	alt := zero.IfElse(n.LessEqual(zero), archsimd.BroadcastFloat32x8(float32(math.Inf(1))))
+	return alt.IfElse(n.Abs().Greater(archsimd.BroadcastFloat32x8(vexpMaxN)), res)
 }
 
-// expShiftAVX2 is expShiftRef, bit for bit: x[i] = e^(x[i]-m).
-func expShiftAVX2(x []float32, m float32) {
-	n := len(x)
-	vm := archsimd.BroadcastFloat32x4(m)
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		p := (*[4]float32)(x[i:])
-		v := archsimd.LoadFloat32x4Array(p).Sub(vm)
-		expfPolyX4(v.ConvertToFloat64()).ConvertToFloat32().StoreArray(p)
+// expShiftAVX2 is expShiftRef, bit for bit: a block of 16 is two registers
+// of eight, reduced as reduce16 reduces it; a last partial block is
+// computed in a copy padded with -Inf.
+func expShiftAVX2(x []float32, m float32, sum float64) float64 {
+	vm := archsimd.BroadcastFloat32x8(m)
+	for i := 0; i < len(x); i += vexpWidth {
+		var pad [vexpWidth]float32
+		blk := (*[vexpWidth]float32)(nil)
+		if r := len(x) - i; r >= vexpWidth {
+			blk = (*[vexpWidth]float32)(x[i:])
+		} else {
+			for j := range pad {
+				pad[j] = float32(math.Inf(-1))
+			}
+			copy(pad[:], x[i:])
+			blk = &pad
+		}
+		p0, p1 := (*[8]float32)(blk[:8]), (*[8]float32)(blk[8:])
+		e0 := expfV8(archsimd.LoadFloat32x8Array(p0).Sub(vm))
+		e1 := expfV8(archsimd.LoadFloat32x8Array(p1).Sub(vm))
+		e0.StoreArray(p0)
+		e1.StoreArray(p1)
+		if blk == &pad {
+			copy(x[i:], pad[:])
+		}
+		h := e0.Add(e1)
+		q := h.GetLo().Add(h.GetHi())
+		sum += float64((q.GetElem(0) + q.GetElem(2)) + (q.GetElem(1) + q.GetElem(3)))
 	}
-	for ; i < n; i++ {
-		x[i] = expf(x[i] - m)
-	}
+	return sum
 }
 
-// swigluAVX2 is swigluRef, bit for bit: gate = gate/(1+e^-gate)·up.
+// swigluAVX2 is swigluRef, bit for bit: gate = gate/(1+e^(0−gate))·up.
 func swigluAVX2(gate, up []float32) {
-	n := len(gate)
-	up = up[:n]
-	one := archsimd.BroadcastFloat32x4(1)
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		p := (*[4]float32)(gate[i:])
-		g := archsimd.LoadFloat32x4Array(p)
-		e := expfPolyX4(g.Neg().ConvertToFloat64()).ConvertToFloat32()
-		g.Div(one.Add(e)).Mul(archsimd.LoadFloat32x4Array((*[4]float32)(up[i:]))).StoreArray(p)
+	up = up[:len(gate)]
+	n := len(gate) &^ (vexpWidth - 1)
+	zero, one := archsimd.BroadcastFloat32x8(0), archsimd.BroadcastFloat32x8(1)
+	for i := 0; i < n; i += 8 {
+		p := (*[8]float32)(gate[i:])
+		g := archsimd.LoadFloat32x8Array(p)
+		e := expfV8(zero.Sub(g))
+		g.Div(one.Add(e)).Mul(archsimd.LoadFloat32x8Array((*[8]float32)(up[i:]))).StoreArray(p)
 	}
-	for ; i < n; i++ {
+	for i := n; i < len(gate); i++ {
 		g := gate[i]
-		gate[i] = g / (1 + expf(-g)) * up[i]
+		gate[i] = g / (1 + expfC(-g)) * up[i]
 	}
 }
 

@@ -3,6 +3,7 @@ package quant
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -76,43 +77,20 @@ func TestF16VecTwins(t *testing.T) {
 	})
 }
 
-// TestExpfPoly sweeps the float32 range (every 509th bit pattern, and every
-// pattern near where e^x leaves the float32 range): expfPoly, the
-// algorithm of the SIMD exp kernels, is expf bit for bit.
-func TestExpfPoly(t *testing.T) {
-	check := func(b uint32) {
-		x := math.Float32frombits(b)
-		if got, want := expfPoly(x), expf(x); !sameFloat(got, want) {
-			t.Fatalf("x = %g (%#08x): expfPoly %g, expf %g", x, b, got, want)
-		}
-	}
-	stride := uint64(509)
-	if testing.Short() {
-		stride = 4099
-	}
-	for b := uint64(0); b < 1<<32; b += stride {
-		check(uint32(b))
-	}
-	for _, edge := range []float32{expMin, expMax, -87.33655, 88.72284, 0x1p-28} {
-		for _, x := range []float32{edge, -edge} {
-			b := math.Float32bits(x)
-			for d := uint32(0); d < 1<<12; d++ {
-				check(b - 1<<11 + d)
-			}
-		}
-	}
-}
-
-// TestExpTwins: ExpShift and SwiGLU give their references' bits, on
-// random values, wide ones and the special ones (zeros, infinities, NaNs,
-// the ends of the float32 range of e^x).
+// TestExpTwins: ExpShift and SwiGLU give their references' bits (and
+// ExpShift the same sum), on random values, wide ones and the special ones
+// (zeros, infinities, NaNs, the ends of the float32 range of e^x), for
+// lengths with and without a partial block of 16.
 func TestExpTwins(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
-			expMin, expMax, -200, 200, 0x1p-30, -0x1p-30, -87.4, 88.8}
-		for range 500 {
+			-104, 89, -200, 200, 0x1p-30, -0x1p-30, -87.4, 88.8, -103.97, 88.38, 133.08, -133.08}
+		for iter := range 500 {
 			n := 1 + rng.IntN(300)
+			if iter%3 == 0 {
+				n = vexpWidth * (1 + rng.IntN(20))
+			}
 			x := make([]float32, n)
 			for i := range x {
 				switch rng.IntN(8) {
@@ -129,14 +107,17 @@ func TestExpTwins(t *testing.T) {
 				up[i] = float32(rng.NormFloat64())
 			}
 			m := float32(rng.NormFloat64() * 3)
+			sum0 := rng.Float64()
 
 			a, b := append([]float32(nil), x...), append([]float32(nil), x...)
-			ks.vec.expShift(a, m)
-			expShiftRef(b, m)
+			sa, sb := ks.vec.expShift(a, m, sum0), expShiftRef(b, m, sum0)
 			for i := range a {
 				if !sameFloat(a[i], b[i]) {
-					t.Fatalf("n=%d: ExpShift(%g - %g) = %g, reference %g", n, x[i], m, a[i], b[i])
+					t.Fatalf("n=%d i=%d: ExpShift(%g - %g) = %g, reference %g", n, i, x[i], m, a[i], b[i])
 				}
+			}
+			if math.Float64bits(sa) != math.Float64bits(sb) && !(sa != sa && sb != sb) {
+				t.Fatalf("n=%d: ExpShift's sum %g, reference %g", n, sa, sb)
 			}
 
 			a, b = append(a[:0], x...), append(b[:0], x...)
@@ -144,8 +125,57 @@ func TestExpTwins(t *testing.T) {
 			swigluRef(b, up)
 			for i := range a {
 				if !sameFloat(a[i], b[i]) {
-					t.Fatalf("n=%d: SwiGLU(%g, %g) = %g, reference %g", n, x[i], up[i], a[i], b[i])
+					t.Fatalf("n=%d i=%d: SwiGLU(%g, %g) = %g, reference %g", n, i, x[i], up[i], a[i], b[i])
 				}
+			}
+		}
+	})
+}
+
+// TestExpSweep sweeps the float32 range through every kernel set's
+// ExpShift (m = 0) and SwiGLU (up = 1) in whole blocks, whose elements
+// are computed as expfV computes them: every 509th bit pattern (4099th with
+// -short or under wasm) and every pattern near where e^x leaves the float32
+// range, each kernel's bits against the reference's.
+func TestExpSweep(t *testing.T) {
+	stride := uint64(509)
+	if testing.Short() || runtime.GOARCH == "wasm" {
+		stride = 4099
+	}
+	var xs []float32
+	for b := uint64(0); b < 1<<32; b += stride {
+		xs = append(xs, math.Float32frombits(uint32(b)))
+	}
+	for _, edge := range []float32{-103.97, -87.33, 88.38, 88.72, 133.08, 0x1p-25} {
+		for _, x := range []float32{edge, -edge} {
+			b := math.Float32bits(x)
+			for d := uint32(0); d < 1<<12; d++ {
+				xs = append(xs, math.Float32frombits(b-1<<11+d))
+			}
+		}
+	}
+	xs = xs[:len(xs)&^(vexpWidth-1)]
+	want := make([]float32, len(xs))
+	for i, x := range xs {
+		want[i] = expfV(x)
+	}
+	ones := make([]float32, len(xs))
+	for i := range ones {
+		ones[i] = 1
+	}
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		got := append([]float32(nil), xs...)
+		ks.vec.expShift(got, 0, 0)
+		for i := range got {
+			if !sameFloat(got[i], want[i]) {
+				t.Fatalf("x = %g (%#08x): ExpShift %g, expfV %g", xs[i], math.Float32bits(xs[i]), got[i], want[i])
+			}
+		}
+		got = append(got[:0], xs...)
+		ks.vec.swiglu(got, ones)
+		for i, x := range xs {
+			if w := x / (1 + expfV(0-x)); !sameFloat(got[i], w) {
+				t.Fatalf("x = %g (%#08x): SwiGLU %g, reference %g", x, math.Float32bits(x), got[i], w)
 			}
 		}
 	})
@@ -195,4 +225,42 @@ func BenchmarkSwiGLU(b *testing.B) {
 		copy(g, g0)
 		SwiGLU(g, u)
 	}
+}
+
+// TestExpHalfwayLanes: inputs whose polynomial sums in expfVGo fall on a
+// float32 halfway point in float64 (found by a search over all 2^32
+// inputs), the lanes the portable and wasm kernels recompute by expfV:
+// every kernel set's ExpShift and SwiGLU give the reference's bits there.
+func TestExpHalfwayLanes(t *testing.T) {
+	var xs []float32
+	for _, b := range []uint32{0x33800005, 0x36086823, 0x36d4fa58, 0x3e000000, 0x3ee2e430, 0x3f117218, 0x3f517218,
+		0x3f917218, 0x3fc17218, 0x3fea2b24, 0x400d1592, 0xb3000005, 0xbe800000, 0xbf717218, 0xbfd17218, 0xc0151592,
+		0xc0417218, 0xc06dce9e, 0xc08d1592, 0xc0a343d5} {
+		xs = append(xs, math.Float32frombits(b), -math.Float32frombits(b))
+	}
+	xs = append(xs, 1, 2, 3) // a partial last block
+	ones := make([]float32, len(xs))
+	for i := range ones {
+		ones[i] = 1
+	}
+	want := append([]float32(nil), xs...)
+	wantSum := expShiftRef(want, 0, 0)
+	wantSilu := append([]float32(nil), xs...)
+	swigluRef(wantSilu, ones)
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		got := append([]float32(nil), xs...)
+		if sum := ks.vec.expShift(got, 0, 0); sum != wantSum {
+			t.Errorf("ExpShift's sum %g, reference %g", sum, wantSum)
+		}
+		silu := append([]float32(nil), xs...)
+		ks.vec.swiglu(silu, ones)
+		for i, x := range xs {
+			if !sameFloat(got[i], want[i]) {
+				t.Errorf("x = %g (%#08x): ExpShift %g, reference %g", x, math.Float32bits(x), got[i], want[i])
+			}
+			if !sameFloat(silu[i], wantSilu[i]) {
+				t.Errorf("x = %g (%#08x): SwiGLU %g, reference %g", x, math.Float32bits(x), silu[i], wantSilu[i])
+			}
+		}
+	})
 }
