@@ -52,12 +52,14 @@ func probeWasm(t *testing.T) string {
 	return p
 }
 
-// runner runs wasmtime-run with args and stdin in dir, with env added.
+// runner runs wasmtime-run with args and stdin in dir, with env added. The
+// compiled modules are kept in one cache for the whole test process
+// (TestCache tests the cache with a directory of its own).
 func runner(t *testing.T, dir, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), asMain+"=1"), env...)
+	cmd.Env = append(append(os.Environ(), asMain+"=1", "WASMTIME_RUN_CACHE="+filepath.Join(tmpDir, "compiled")), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -21,6 +21,8 @@ func wasiPathError(err error) error {
 		return fmt.Errorf("%w: the path is under no directory the WASI host preopened "+
 			"(under wasmtime give one as --dir HOST::GUEST with an absolute GUEST, such as --dir .::/ for the current directory; "+
 			"Go's wasip1 port finds nothing under a directory preopened as \".\", which --dir . gives)", err)
+	case errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("%w (under WASI a symbolic link that leads out of the preopened directories is not followed)", err)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w (a WASI program sees only the directories the host preopened, such as wasmtime's --dir HOST::GUEST)", err)
 	}
