@@ -263,9 +263,10 @@ func runCmd(r result, root, native, wasip1 string, wt wasmtimeRun, npmDir, model
 	case "wllama":
 		r.Build = "wllama" // page.html says which of its builds
 	}
-	if name == "browser" || name == "wllama" {
+	if name == "browser" || name == "wllama" || runner == "wasip1-wasmtime" {
 		// build/serve refuses links out of a mounted directory: mount the
-		// directory the model file really is in.
+		// directory the model file really is in; wasmtime follows no
+		// absolute symbolic link, even inside its --dir.
 		if p, err := filepath.EvalSymlinks(model); err == nil {
 			model = p
 		}
