@@ -64,15 +64,45 @@ var wasmtimeRunner = sync.OnceValues(func() (string, error) {
 func buildWasmtime(t *testing.T, simd bool) *wasiCLI {
 	t.Helper()
 	wasm := buildWASM(t, t.TempDir(), simd)
-	bin, err := wasmtimeRunner()
-	if err != nil {
-		t.Fatal(err)
-	}
 	name := "wasmtime, portable kernels"
 	if simd {
 		name = "wasmtime, SIMD128"
 	}
+	return underWasmtime(t, wasm, name)
+}
+
+func underWasmtime(t *testing.T, wasm, name string) *wasiCLI {
+	t.Helper()
+	bin, err := wasmtimeRunner()
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &wasiCLI{wasmtime: bin, wasm: wasm, scratch: t.TempDir(), name: name}
+}
+
+// buildWasmtimeRelaxed builds the CLI with quant's relaxed-SIMD kernels
+// (GOEXPERIMENT=simd, -tags relaxedsimd, patched by scripts/relaxpatch as
+// the browser's worker-relaxed.wasm is) and returns it under wasmtime, whose
+// relaxed SIMD is on by default.
+func buildWasmtimeRelaxed(t *testing.T) *wasiCLI {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the CLI for wasip1")
+	}
+	dir := t.TempDir()
+	raw, wasm := filepath.Join(dir, "raw.wasm"), filepath.Join(dir, "picolm.wasm")
+	cmd := exec.Command("go", "build", "-tags", "relaxedsimd", "-o", raw, ".")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOEXPERIMENT=simd")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("GOOS=wasip1 GOEXPERIMENT=simd go build -tags relaxedsimd: %v\n%s", err, b)
+	}
+	patch := exec.Command("go", "run", "./scripts/relaxpatch", raw, wasm)
+	patch.Dir = filepath.Join("..", "..")
+	patch.Env = append(os.Environ(), "GOOS=", "GOARCH=", "GOEXPERIMENT=")
+	if b, err := patch.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/relaxpatch: %v\n%s", err, b)
+	}
+	return underWasmtime(t, wasm, "wasmtime, relaxed SIMD")
 }
 
 // runWasmtime runs argv under the runner: the test data dir at /testdata,
@@ -120,13 +150,18 @@ func runWasmtimeRunner(t *testing.T, bin, cwd string, args []string, stdin strin
 }
 
 // TestWasmtimeMatchesNative runs every reference case (ids and text) under
-// wasmtime, built with and without GOEXPERIMENT=simd, and checks each prints
-// exactly what the native build prints.
+// wasmtime, built without and with GOEXPERIMENT=simd and with the
+// relaxed-SIMD kernels, and checks each prints exactly what the native build
+// prints.
 func TestWasmtimeMatchesNative(t *testing.T) {
 	cases := loadRefCases(t)
 	native := map[string]string{}
-	for _, simd := range []bool{false, true} {
-		w := buildWasmtime(t, simd)
+	for _, build := range []func(*testing.T) *wasiCLI{
+		func(t *testing.T) *wasiCLI { return buildWasmtime(t, false) },
+		func(t *testing.T) *wasiCLI { return buildWasmtime(t, true) },
+		buildWasmtimeRelaxed,
+	} {
+		w := build(t)
 		n := 0
 		for _, c := range cases {
 			if ok, _ := supported(t, c.File); !ok {
