@@ -44,7 +44,10 @@ func TestRelaxedSIMDTwins(t *testing.T) {
 	if _, stderr, code := runner(t, dir, "", nil, raw); code != exitFail || !strings.Contains(stderr, raw) {
 		t.Errorf("the unpatched module: exit %d, stderr %q; want it refused", code, stderr)
 	}
-	tests := "^(TestKernelTables|TestTableTwins|TestDotTwinsRandom|TestDotNRandom|TestDotTwinsManyBlocks|TestDotScalesAllFP16|TestMatVecTwins|TestMatVec)$"
+	// web/test/relaxed.test.mjs's list without TestDotScalesAllFP16 (every
+	// fp16 scale through every kernel's float part, which the relaxed
+	// kernels share with SIMD128; 75 of the 105 s under wasmtime here).
+	tests := "^(TestKernelTables|TestTableTwins|TestDotTwinsRandom|TestDotNRandom|TestDotTwinsManyBlocks|TestMatVecTwins|TestMatVec)$"
 	for _, mode := range []string{"relaxed-simd=y", "relaxed-simd=y,relaxed-simd-deterministic=y"} {
 		stdout, stderr, code := runner(t, dir, "", nil, "run", "-W", mode, "--dir", "/::/", "--env", "PWD="+filepath.Join(root, "quant"),
 			patched, "-test.v", "-test.run", tests)
