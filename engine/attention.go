@@ -6,8 +6,9 @@ import (
 	"github.com/picolm/picolm-wasm/quant"
 )
 
-// attention sets xb[b], for b < n, to the attention of position pos+b of
-// the batch in layer l: for every query head h, softmax(q_h·K/sqrt(headDim))·V
+// attention sets ao[b], for b < n, to the attention of position pos+b of
+// the batch in layer l: for every query head h of this part (all of them
+// unless the model is split, see Session.kvLo), softmax(q_h·K/sqrt(headDim))·V
 // over cached positions 0..pos+b of the KV head h/kvMul. Its work items are
 // the (position, head) pairs, run over the session's pool: a token's heads
 // when decoding, every head of every position for a prompt batch.
@@ -39,18 +40,20 @@ import (
 func (s *Session) attention(l, pos, n int) {
 	c := &s.m.Config
 	a := &s.attn
-	if a.step == nil { // made once: the per-token path does not allocate
+	heads := (s.kvHi - s.kvLo) * c.KVMul // this part's query heads
+	if a.step == nil {                   // made once: the per-token path does not allocate
 		a.step = func(i int) {
-			b, h := i/c.Heads, i%c.Heads
+			b, j := i/heads, i%heads // j: the part's j-th query head, head h of the model
+			h := s.kvLo*c.KVMul + j
 			hd := c.HeadDim
-			qh := s.q[b][h*hd : (h+1)*hd]
+			qh := s.q[b][j*hd : (j+1)*hd]
 			quant.RoundFP16(qh, a.qScale)
-			s.attendHead(s.xb[b][h*hd:(h+1)*hd], qh, a.l, a.pos+b, h/c.KVMul, a.scale)
+			s.attendHead(s.ao[b][h*hd:(h+1)*hd], qh, a.l, a.pos+b, h/c.KVMul-s.kvLo, a.scale)
 		}
 	}
 	a.l, a.pos = l, pos
 	a.scale, a.qScale = s.attnScales()
-	s.pool.forEach(n*c.Heads, a.step)
+	s.pool.forEach(n*heads, a.step)
 }
 
 // attnItems are attention's work items over the pool: step(b·heads + h) is
@@ -76,9 +79,10 @@ func (s *Session) attnScales() (scale, qScale float32) {
 const attnTile = 512
 
 // attendHead sets out ([headDim]) to softmax(qh·K/scale)·V over positions
-// 0..pos of KV head kvh of layer l, for the fp16-rounded query head qh.
+// 0..pos of this part's KV head kvh (of the cache's) in layer l, for the
+// fp16-rounded query head qh.
 func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) {
-	kvDim := s.m.Config.KVDim
+	kvDim := s.kvDim
 	base := l*s.ctx*kvDim + kvh*len(qh) // key/value of this head at position 0
 	var tile [attnTile]float32
 	n := pos + 1
@@ -122,7 +126,7 @@ func (s *Session) attendHead(out, qh []float32, l, pos, kvh int, scale float32) 
 // key of the i-th position from keyCache[off:] (rounded to float32 before
 // the max is subtracted) and returns sc.
 func (s *Session) scores(sc, qh []float32, off int, scale float32) []float32 {
-	kvDim := s.m.Config.KVDim
+	kvDim := s.kvDim
 	for i := range sc {
 		sc[i] = float32(quant.DotF16(qh, s.keyCache[off:off+len(qh)]) * scale)
 		off += kvDim

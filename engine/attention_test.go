@@ -58,13 +58,13 @@ func roundedFP16(x float32) float32 {
 func TestAttentionTiles(t *testing.T) {
 	m := &Model{}
 	c := &m.Config
-	c.Dim, c.Heads, c.HeadDim, c.KVMul, c.KVDim, c.Layers = 64, 4, 16, 2, 32, 2
+	c.Dim, c.Heads, c.KVHeads, c.HeadDim, c.KVMul, c.KVDim, c.Layers = 64, 4, 2, 16, 2, 32, 2
 	ctx := 2*attnTile + 100
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, threads := range []int{1, 3} {
 		s := &Session{m: m, ctx: ctx, pool: newPool(threads),
 			keyCache: randFP16s(rng, c.Layers*ctx*c.KVDim), valCache: randFP16s(rng, c.Layers*ctx*c.KVDim),
-			q: rows(maxBatch, c.Dim), xb: rows(maxBatch, c.Dim)}
+			kvHi: c.KVHeads, kvDim: c.KVDim, qDim: c.Dim, q: rows(maxBatch, c.Dim), ao: rows(maxBatch, c.Dim)}
 		q := rows(maxBatch, c.Dim)
 		want := make([]float32, c.Dim)
 		for _, at := range []struct{ pos, n int }{{0, 1}, {1, 1}, {7, 1}, {attnTile - 1, 1}, {attnTile, 1}, {attnTile + 1, 1}, {2*attnTile + 99, 1},
@@ -79,8 +79,8 @@ func TestAttentionTiles(t *testing.T) {
 			for b := range at.n {
 				attendRef(s, want, q[b], 1, at.pos+b)
 				for i := range want {
-					if math.Float32bits(s.xb[b][i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%d threads, pos %d+%d, [%d]: attention %g, reference %g", threads, at.pos, b, i, s.xb[b][i], want[i])
+					if math.Float32bits(s.ao[b][i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%d threads, pos %d+%d, [%d]: attention %g, reference %g", threads, at.pos, b, i, s.ao[b][i], want[i])
 					}
 				}
 			}
@@ -100,7 +100,7 @@ func benchSession(threads int) *Session {
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := &Session{m: m, ctx: ctx, pool: newPool(threads),
 		keyCache: randFP16s(rng, ctx*c.KVDim), valCache: randFP16s(rng, ctx*c.KVDim),
-		q: rows(1, c.Dim), xb: rows(1, c.Dim)}
+		kvHi: c.KVHeads, kvDim: c.KVDim, qDim: c.Dim, q: rows(1, c.Dim), ao: rows(1, c.Dim)}
 	for i := range s.q[0] {
 		s.q[0][i] = float32(rng.NormFloat64())
 	}

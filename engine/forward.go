@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/picolm/picolm-wasm/quant"
 )
@@ -78,11 +79,9 @@ func (s *Session) eval(tokens []int) ([]float32, error) {
 func (s *Session) forward(tokens []int, pos int) {
 	c := &s.m.Config
 	n := len(tokens)
-	x, xb, xb2 := s.x[:n], s.xb[:n], s.xb2[:n] // [n][dim]
-	q, k, v := s.q[:n], s.k[:n], s.v[:n]       // [n][dim], [n][kvDim], [n][kvDim]
-	hb, hb2 := s.hb[:n], s.hb2[:n]             // [n][hidden]
+	x, xb, xb2, ao := s.x[:n], s.xb[:n], s.xb2[:n], s.ao[:n] // [n][dim]
+	hb, hb2 := s.hb[:n], s.hb2[:n]                           // [n][hidden]
 	acts := s.acts[:n]
-	half := c.RopeDim / 2
 
 	// x = the tokens' embedding rows
 	for b, tok := range tokens {
@@ -92,44 +91,17 @@ func (s *Session) forward(tokens []int, pos int) {
 	for l := range s.m.layers {
 		L := &s.m.layers[l]
 
-		// Attention: xb = rmsnorm(x); q, k, v = Wq xb + bq, Wk xb + bk, Wv xb + bv
-		// (the biases are qwen2's; other models have none and add nothing)
+		// Attention: xb = rmsnorm(x); ao = the attention of every head
+		// (attend: in a split model each part computes its heads')
 		for b := range n {
 			rmsnorm(xb[b], x[b], L.attnNorm, c.NormEps)
 			acts[b].set(xb[b])
 		}
-		s.products.run(L.qkv, acts, q, k, v)
+		s.attend(l, pos, n)
+
+		// x += Wo ao + bo
 		for b := range n {
-			add(q[b], L.bq)
-			add(k[b], L.bk)
-			add(v[b], L.bv)
-
-			// Rotate the leading ropeDim dims of every query and key head,
-			// the architecture's pairs of dims, by position pos+b's angles.
-			p := pos + b
-			cos := s.ropeCos[p*half : (p+1)*half]
-			sin := s.ropeSin[p*half : (p+1)*half]
-			s.rope(q[b], c.HeadDim, cos, sin)
-			s.rope(k[b], c.HeadDim, cos, sin)
-
-			// Store the position's key and value in the fp16 cache.
-			base := (l*s.ctx + p) * c.KVDim
-			kc := s.keyCache[base : base+c.KVDim]
-			vc := s.valCache[base : base+c.KVDim]
-			for i := range kc {
-				kc[i] = quant.FP32ToFP16(k[b][i])
-				vc[i] = quant.FP32ToFP16(v[b][i])
-			}
-		}
-
-		// xb = attention of each position over positions 0 .. its own,
-		// per query head (the batch's later positions are in the cache
-		// already but not looked at)
-		s.attention(l, pos, n)
-
-		// x += Wo xb + bo
-		for b := range n {
-			acts[b].set(xb[b])
+			acts[b].set(ao[b])
 		}
 		s.products.run(L.attnOut, acts, xb2)
 		for b := range n {
@@ -152,4 +124,73 @@ func (s *Session) forward(tokens []int, pos int) {
 			add(x[b], xb2[b])
 		}
 	}
+}
+
+// attend sets ao[b], for b < n, to the attention output of position pos+b
+// in layer l, all heads, from the normed inputs xb[:n] (their activations
+// set): this part's heads here (attendPart), and in a split model every
+// other part's meanwhile, each over its slice of the KV cache.
+func (s *Session) attend(l, pos, n int) {
+	ps := s.products.parts
+	if ps == nil {
+		s.attendPart(l, pos, n)
+		return
+	}
+	ps.startAttention(l, pos, s.xb[:n])
+	t := time.Now()
+	s.attendPart(l, pos, n)
+	ps.stats.Attention += time.Since(t)
+	ps.finishAttention(s.m, s.ao[:n])
+}
+
+// attendPart is attention for this part's heads: q, k, v = Wq xb + bq,
+// Wk xb + bk, Wv xb + bv (their rows of this part's heads), RoPE, the keys
+// and values into the cache, and ao[b]'s slices of these heads.
+func (s *Session) attendPart(l, pos, n int) {
+	if s.kvHi == s.kvLo { // a part beyond the model's KV heads has none
+		return
+	}
+	c := &s.m.Config
+	L := &s.m.layers[l]
+	q, k, v := s.q[:n], s.k[:n], s.v[:n] // [n][qDim], [n][kvDim], [n][kvDim]
+	half := c.RopeDim / 2
+	s.products.local(L.qkv, s.acts[:n], q, k, v)
+	bq, bk, bv := biasPart(L.bq, L.wq), biasPart(L.bk, L.wk), biasPart(L.bv, L.wv)
+	for b := range n {
+		// (the biases are qwen2's; other models have none and add nothing)
+		add(q[b], bq)
+		add(k[b], bk)
+		add(v[b], bv)
+
+		// Rotate the leading ropeDim dims of every query and key head,
+		// the architecture's pairs of dims, by position pos+b's angles.
+		p := pos + b
+		cos := s.ropeCos[p*half : (p+1)*half]
+		sin := s.ropeSin[p*half : (p+1)*half]
+		s.rope(q[b], c.HeadDim, cos, sin)
+		s.rope(k[b], c.HeadDim, cos, sin)
+
+		// Store the position's key and value in the fp16 cache.
+		base := (l*s.ctx + p) * s.kvDim
+		kc := s.keyCache[base : base+s.kvDim]
+		vc := s.valCache[base : base+s.kvDim]
+		for i := range kc {
+			kc[i] = quant.FP32ToFP16(k[b][i])
+			vc[i] = quant.FP32ToFP16(v[b][i])
+		}
+	}
+
+	// ao = attention of each position over positions 0 .. its own, per
+	// query head (the batch's later positions are in the cache already but
+	// not looked at)
+	s.attention(l, pos, n)
+}
+
+// biasPart is the slice of bias (nil when the model has none) for the rows
+// of w this instance holds.
+func biasPart(bias []float32, w matrix) []float32 {
+	if bias == nil {
+		return nil
+	}
+	return bias[w.lo:w.hi]
 }

@@ -19,6 +19,10 @@ type GenerateOptions struct {
 	// grammar.ParseGBNF, or from a JSON Schema with grammar.FromJSONSchema; each session matches it with
 	// its own matcher). It cannot be combined with JSON.
 	Grammar *grammar.GBNF
+	// Logprobs, when set, is filled before each call of emit for a sampled
+	// token with its log-probability and the most likely alternatives
+	// (NewLogprobs), from the raw logits.
+	Logprobs *Logprobs
 }
 
 // StopReason says why generation ended.
@@ -137,6 +141,9 @@ func (s *Session) decode(logits []float32, o GenerateOptions, emit Emit, st *Sta
 			}
 			break
 		}
+		if o.Logprobs != nil {
+			o.Logprobs.observe(logits) // before any mask changes them
+		}
 		if g != nil {
 			g.Mask(&gs, logits, room)
 		}
@@ -160,6 +167,9 @@ func (s *Session) decode(logits []float32, o GenerateOptions, emit Emit, st *Sta
 			break
 		}
 		st.Generated++
+		if o.Logprobs != nil {
+			o.Logprobs.set(logits[id]) // a sampled token was not masked: its logit is the raw one
+		}
 		text = dec.Append(text[:0], id)
 		if !emit(id, text) {
 			st.Stop = StopCaller

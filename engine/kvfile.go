@@ -51,6 +51,9 @@ func (s *Session) WriteCache(w io.Writer, n int) error {
 	if n < 0 || n > len(s.tokens) {
 		return fmt.Errorf("WriteCache: %d positions requested, %d cached", n, len(s.tokens))
 	}
+	if s.products.parts != nil {
+		return fmt.Errorf("WriteCache: %w: a split model's KV cache is held by its parts", ErrShard)
+	}
 	c := &s.m.Config
 	h := sha256.New()
 	bw := io.MultiWriter(w, h)
@@ -88,6 +91,9 @@ func (s *Session) ReadCache(b []byte) (int, error) {
 	c := &s.m.Config
 	bad := func(format string, a ...any) (int, error) {
 		return 0, fmt.Errorf("%w: "+format, append([]any{ErrCacheFile}, a...)...)
+	}
+	if s.products.parts != nil {
+		return bad("a split model's KV cache is held by its parts")
 	}
 	if len(b) < kvHeaderSize+32 {
 		return bad("%d bytes is shorter than a header", len(b))

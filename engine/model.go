@@ -25,6 +25,7 @@ type matrix struct {
 	rows     int
 	cols     int
 	lo, hi   int // the rows this instance holds
+	unit     int // rows split over instances in whole units of unit rows (heads of wq, wk, wv; else 1)
 	typ      quant.Type
 	tr       quant.Traits
 	rowBytes int
@@ -41,11 +42,26 @@ func (w matrix) part(lo, hi int) matrix {
 	return w
 }
 
-// partRows are the rows [lo, hi) that part k of n holds of a matrix of rows
-// rows: contiguous, in order, as equal as can be.
+// partRows are the items [lo, hi) that part k of n holds of rows items:
+// contiguous, in order, as equal as can be.
 func partRows(rows, k, n int) (lo, hi int) {
 	return rows * k / n, rows * (k + 1) / n
 }
+
+// partOf are the rows [lo, hi) that part k of n holds of w: its share of
+// w's units (a whole number of them, as equal as can be).
+func (w *matrix) partOf(k, n int) (lo, hi int) {
+	u := max(w.unit, 1)
+	lo, hi = partRows(w.rows/u, k, n)
+	return lo * u, hi * u
+}
+
+// partHeads are the KV heads [lo, hi) that part k of n of a model with
+// kvHeads of them computes attention for, with the query heads
+// [lo·kvMul, hi·kvMul) that read them: the rows it holds of wq, wk and wv
+// and the slice of the KV cache it keeps. A part beyond the number of KV
+// heads has none.
+func partHeads(kvHeads, k, n int) (lo, hi int) { return partRows(kvHeads, k, n) }
 
 // A layer's biases are nil when the file has none (then adding them is a
 // no-op). Its products are made of its matrices at load.
@@ -106,9 +122,10 @@ func Load(f *gguf.File) (*Model, error) { return LoadWith(f, LoadOptions{}) }
 
 // LoadOptions choose how much of a model an instance loads.
 type LoadOptions struct {
-	// Data reads the tensors' bytes (at file offsets) when f comes from
-	// gguf.ParseHeader, whose tensors have no Data. The bytes an instance
-	// holds are then copied out of it (only those).
+	// Data reads the tensors' bytes (at f.Pos: file offsets, or for a split
+	// model offsets in its shards laid end to end) when f comes from
+	// gguf.ParseHeader or gguf.ParseHeaderSet, whose tensors have no Data.
+	// The bytes an instance holds are then copied out of it (only those).
 	Data io.ReaderAt
 	// Part of Parts splits every weight matrix over Parts instances by
 	// rows: this one loads the rows [rows·Part/Parts, rows·(Part+1)/Parts)
@@ -124,6 +141,15 @@ type LoadOptions struct {
 
 // LoadWith is Load with options.
 func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
+	// One shard of a split model alone has only some of the tensors (the
+	// later ones none of the metadata): say so rather than name a tensor.
+	if f.Shards == nil {
+		if no, count, ok, err := f.SplitKeys(); err != nil {
+			return nil, err
+		} else if ok && count > 1 {
+			return nil, fmt.Errorf("%w: the file is shard %d of %d of a split model: load all its shards together (gguf.OpenSet finds them by name)", gguf.ErrShardMissing, no+1, count)
+		}
+	}
 	cfg, err := readConfig(f)
 	if err != nil {
 		return nil, err
@@ -144,9 +170,10 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 	types := map[quant.Type]int{}
 	// mat loads rows [first, first+rows) of the tensor name, which is
 	// [tensorRows][cols] (several matrices when fused), as one matrix: this
-	// instance's part of it.
-	mat := func(name string, tensorRows, first, rows, cols int) (matrix, error) {
-		w, err := ld.matrix(name, tensorRows, first, rows, cols, true)
+	// instance's part of it, split in units of unit rows (the attention
+	// matrices by heads: a part's q, k and v rows are its heads').
+	mat := func(name string, tensorRows, first, rows, cols, unit int) (matrix, error) {
+		w, err := ld.matrix(name, tensorRows, first, rows, cols, unit)
 		if err == nil {
 			types[w.typ] += w.rows * w.cols
 			used[name] = true
@@ -175,13 +202,13 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 	// others only the rows they serve when it is the output matrix too.
 	used["token_embd.weight"] = true
 	if o.Part == 0 {
-		if m.tokEmbd, err = ld.matrix("token_embd.weight", c.VocabSize, 0, c.VocabSize, c.Dim, false); err != nil {
+		if m.tokEmbd, err = ld.matrix("token_embd.weight", c.VocabSize, 0, c.VocabSize, c.Dim, 0); err != nil {
 			return nil, err
 		}
 		types[m.tokEmbd.typ] += c.VocabSize * c.Dim
 	} else {
 		// Only the shape and type checks.
-		w, err := ld.matrix("token_embd.weight", c.VocabSize, 0, 0, c.Dim, false)
+		w, err := ld.matrix("token_embd.weight", c.VocabSize, 0, 0, c.Dim, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -201,6 +228,9 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		}
 		c.RopeFreqs = true
 	}
+	// A part holds the q, k and v rows of its heads (partHeads): the query
+	// heads of its KV heads, KVMul per KV head.
+	qUnit := c.KVMul * c.HeadDim
 	m.layers = make([]layer, c.Layers)
 	for i := range m.layers {
 		L := &m.layers[i]
@@ -214,27 +244,27 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		// Q, K and V: separate, or one fused [dim+2·kvDim][dim] tensor.
 		if has(p + "attn_qkv.weight") {
 			name, n := p+"attn_qkv.weight", c.Dim+2*c.KVDim
-			if L.wq, err = mat(name, n, 0, c.Dim, c.Dim); err != nil {
+			if L.wq, err = mat(name, n, 0, c.Dim, c.Dim, qUnit); err != nil {
 				return nil, err
 			}
-			if L.wk, err = mat(name, n, c.Dim, c.KVDim, c.Dim); err != nil {
+			if L.wk, err = mat(name, n, c.Dim, c.KVDim, c.Dim, c.HeadDim); err != nil {
 				return nil, err
 			}
-			if L.wv, err = mat(name, n, c.Dim+c.KVDim, c.KVDim, c.Dim); err != nil {
+			if L.wv, err = mat(name, n, c.Dim+c.KVDim, c.KVDim, c.Dim, c.HeadDim); err != nil {
 				return nil, err
 			}
 		} else {
 			for _, q := range []struct {
-				w    *matrix
-				name string
-				rows int
-			}{{&L.wq, "attn_q.weight", c.Dim}, {&L.wk, "attn_k.weight", c.KVDim}, {&L.wv, "attn_v.weight", c.KVDim}} {
-				if *q.w, err = mat(p+q.name, q.rows, 0, q.rows, c.Dim); err != nil {
+				w          *matrix
+				name       string
+				rows, unit int
+			}{{&L.wq, "attn_q.weight", c.Dim, qUnit}, {&L.wk, "attn_k.weight", c.KVDim, c.HeadDim}, {&L.wv, "attn_v.weight", c.KVDim, c.HeadDim}} {
+				if *q.w, err = mat(p+q.name, q.rows, 0, q.rows, c.Dim, q.unit); err != nil {
 					return nil, err
 				}
 			}
 		}
-		if L.wo, err = mat(p+"attn_output.weight", c.Dim, 0, c.Dim, c.Dim); err != nil {
+		if L.wo, err = mat(p+"attn_output.weight", c.Dim, 0, c.Dim, c.Dim, 1); err != nil {
 			return nil, err
 		}
 		for _, b := range []struct {
@@ -256,35 +286,36 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		// FFN: gate and up separate, or (phi3) one [2·hidden][dim] ffn_up.
 		if m.spec.fusedFFN {
 			name, n := p+"ffn_up.weight", 2*c.HiddenDim
-			if L.gate, err = mat(name, n, 0, c.HiddenDim, c.Dim); err != nil {
+			if L.gate, err = mat(name, n, 0, c.HiddenDim, c.Dim, 1); err != nil {
 				return nil, err
 			}
-			if L.up, err = mat(name, n, c.HiddenDim, c.HiddenDim, c.Dim); err != nil {
+			if L.up, err = mat(name, n, c.HiddenDim, c.HiddenDim, c.Dim, 1); err != nil {
 				return nil, err
 			}
 		} else {
-			if L.gate, err = mat(p+"ffn_gate.weight", c.HiddenDim, 0, c.HiddenDim, c.Dim); err != nil {
+			if L.gate, err = mat(p+"ffn_gate.weight", c.HiddenDim, 0, c.HiddenDim, c.Dim, 1); err != nil {
 				return nil, err
 			}
-			if L.up, err = mat(p+"ffn_up.weight", c.HiddenDim, 0, c.HiddenDim, c.Dim); err != nil {
+			if L.up, err = mat(p+"ffn_up.weight", c.HiddenDim, 0, c.HiddenDim, c.Dim, 1); err != nil {
 				return nil, err
 			}
 		}
-		if L.down, err = mat(p+"ffn_down.weight", c.Dim, 0, c.Dim, c.HiddenDim); err != nil {
+		if L.down, err = mat(p+"ffn_down.weight", c.Dim, 0, c.Dim, c.HiddenDim, 1); err != nil {
 			return nil, err
 		}
 	}
 	// The output matrix: output.weight, or token_embd's rows again.
 	switch {
 	case !c.TiedOutput:
-		if m.output, err = mat("output.weight", c.VocabSize, 0, c.VocabSize, c.Dim); err != nil {
+		if m.output, err = mat("output.weight", c.VocabSize, 0, c.VocabSize, c.Dim, 1); err != nil {
 			return nil, err
 		}
 	case o.Part == 0:
-		lo, hi := partRows(c.VocabSize, 0, parts)
+		m.tokEmbd.unit = 1
+		lo, hi := m.tokEmbd.partOf(0, parts)
 		m.output = m.tokEmbd.part(lo, hi)
 	default:
-		if m.output, err = mat("token_embd.weight", c.VocabSize, 0, c.VocabSize, c.Dim); err != nil {
+		if m.output, err = mat("token_embd.weight", c.VocabSize, 0, c.VocabSize, c.Dim, 1); err != nil {
 			return nil, err
 		}
 		types[m.output.typ] -= c.VocabSize * c.Dim // counted once, as the embedding
@@ -349,11 +380,13 @@ func (m *Model) Identity() [32]byte { return m.identity }
 func modelIdentity(ld *loader) ([32]byte, error) {
 	f := ld.f
 	h := sha256.New()
-	b := f.Bytes()
-	// Header, metadata and tensor table: everything before the data section,
-	// plus a sample of the data so two models sharing a header differ.
-	end := min(int(f.DataOffset), len(b))
-	h.Write(b[:end])
+	// Header, metadata and tensor table: everything before the data section
+	// (of every shard of a split model), plus a sample of the data so two
+	// models sharing a header differ.
+	for _, p := range f.Parts() {
+		b := p.Bytes()
+		h.Write(b[:min(int(p.DataOffset), len(b))])
+	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		d, err := ld.bytes(t, 0, min(ld.size(t), 64))
@@ -393,7 +426,7 @@ func (ld *loader) bytes(t *gguf.TensorInfo, off, n int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s has no data and no reader was given", ErrMissing, t.Name)
 	}
 	b := make([]byte, n)
-	if _, err := ld.r.ReadAt(b, int64(ld.f.DataOffset+t.Offset)+int64(off)); err != nil {
+	if _, err := ld.r.ReadAt(b, int64(ld.f.Pos(t))+int64(off)); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", t.Name, err)
 	}
 	return b, nil
@@ -401,14 +434,14 @@ func (ld *loader) bytes(t *gguf.TensorInfo, off, n int) ([]byte, error) {
 
 // matrix finds a 2-D tensor, checks its shape is [tensorRows][cols] (ggml
 // dims: ne0 = cols, ne1 = rows) and its type has kernels, and loads the
-// matrix of its rows [first, first+rows): this instance's part of them when
-// split, or all of them.
+// matrix of its rows [first, first+rows): this instance's part of them
+// (matrix.partOf) when unit > 0, or all of them (unit 0: the embeddings).
 //
 // A quantized tensor whose rows are not a whole number of blocks (the Q8_0
 // stories260K file stores ffn_down's 172-wide rows as one flat block stream)
 // cannot be used row by row: it is dequantized once, in flat order, into an
 // owned F32 copy. That is exact and small for the models where it happens.
-func (ld *loader) matrix(name string, tensorRows, first, rows, cols int, split bool) (matrix, error) {
+func (ld *loader) matrix(name string, tensorRows, first, rows, cols, unit int) (matrix, error) {
 	t, ok := ld.f.Tensor(name)
 	if !ok {
 		return matrix{}, fmt.Errorf("%w: %s", ErrMissing, name)
@@ -420,11 +453,11 @@ func (ld *loader) matrix(name string, tensorRows, first, rows, cols int, split b
 	if !tr.HasDot() || !tr.HasDequantize() || !quant.TraitsOf(tr.VecDotType).HasFromFloat() {
 		return matrix{}, fmt.Errorf("%w: %s is %s", ErrQuantType, name, t.Type)
 	}
-	lo, hi := 0, rows
-	if split {
-		lo, hi = partRows(rows, ld.part, ld.parts)
+	w := matrix{name: name, rows: rows, cols: cols, lo: 0, hi: rows, unit: unit, typ: t.Type, tr: tr}
+	if unit > 0 {
+		w.lo, w.hi = w.partOf(ld.part, ld.parts)
 	}
-	w := matrix{name: name, rows: rows, cols: cols, lo: lo, hi: hi, typ: t.Type, tr: tr}
+	lo, hi := w.lo, w.hi
 	if cols%tr.BlockSize == 0 {
 		w.rowBytes = cols / tr.BlockSize * tr.TypeSize
 		var err error

@@ -1,12 +1,15 @@
 package engine
 
+import "time"
+
 // The products layer: every matrix product of the forward pass is one call
 // of products.run with a product (the matrices of a step that take the same
 // input, grouped at load) and the activations of a batch: one (decoding,
 // the MatVec kernels) or several (a prompt batch, the MatMul kernels). The
 // session computes its rows of the matrices over its pool; in a model split
 // over instances (shard.go) the peers compute theirs meanwhile, one request
-// per group.
+// per group. A layer's q, k and v are the exception: each part multiplies
+// its own heads' rows (products.local) for its own attention (attend).
 
 // group is matrices multiplied by the same activations in one format (their
 // cols and activation types agree): what one request to the other parts of
@@ -22,7 +25,7 @@ type group struct {
 func (g *group) rowsOf(part, parts int) int {
 	n := 0
 	for _, w := range g.mats {
-		lo, hi := partRows(w.rows, part, parts)
+		lo, hi := w.partOf(part, parts)
 		n += hi - lo
 	}
 	return n
@@ -46,24 +49,51 @@ type products struct {
 // run sets outs[i][b] = W_i·acts[b] for the i-th matrix W_i of p and every
 // activation b of the batch: outs[i] is [len(acts)][W_i's rows].
 func (ps *products) run(p product, acts []activation, outs ...[][]float32) {
+	if ps.parts == nil {
+		ps.local(p, acts, outs...)
+		return
+	}
 	for i := range p {
 		g := &p[i]
-		qa := ps.qa[:len(acts)]
-		for b := range acts {
-			qa[b] = acts[b].get(g.mats[0].tr.VecDotType)
-		}
-		if ps.parts != nil {
-			ps.parts.start(g, qa)
-		}
-		for j, w := range g.mats {
-			ps.rows = rowsTask{w: w, acts: qa, outs: outs[j]}
-			rows := w.hi - w.lo
-			ps.pool.run(&ps.rows, rows, ps.pool.productChunk(rows, len(qa)))
-		}
-		if ps.parts != nil {
-			ps.parts.finish(g, outs[:len(g.mats)])
-		}
+		qa := ps.quantized(g, acts)
+		ps.parts.start(g, qa)
+		t := time.Now()
+		ps.group(g, qa, outs)
+		ps.parts.stats.Products += time.Since(t)
+		ps.parts.finish(g, outs[:len(g.mats)])
 		outs = outs[len(g.mats):]
+	}
+}
+
+// local is run for the rows this instance holds alone: outs[i] is
+// [len(acts)][W_i's rows here], from row W_i.lo on.
+func (ps *products) local(p product, acts []activation, outs ...[][]float32) {
+	for i := range p {
+		g := &p[i]
+		ps.group(g, ps.quantized(g, acts), outs)
+		outs = outs[len(g.mats):]
+	}
+}
+
+// quantized returns the batch's activations in g's format.
+func (ps *products) quantized(g *group, acts []activation) [][]byte {
+	qa := ps.qa[:len(acts)]
+	for b := range acts {
+		qa[b] = acts[b].get(g.mats[0].tr.VecDotType)
+	}
+	return qa
+}
+
+// group multiplies this instance's rows of g's matrices by qa on the pool:
+// outs[j] is the j-th matrix's.
+func (ps *products) group(g *group, qa [][]byte, outs [][][]float32) {
+	for j, w := range g.mats {
+		rows := w.hi - w.lo
+		if rows == 0 {
+			continue
+		}
+		ps.rows = rowsTask{w: w, acts: qa, outs: outs[j]}
+		ps.pool.run(&ps.rows, rows, ps.pool.productChunk(rows, len(qa)))
 	}
 }
 

@@ -45,15 +45,24 @@ type Session struct {
 	x      [][]float32  // [maxBatch][dim] residual streams
 	xb     [][]float32  // [maxBatch][dim] normed input of a sublayer, then the attention output
 	xb2    [][]float32  // [maxBatch][dim] sublayer output before the residual add
-	q      [][]float32  // [maxBatch][dim] queries, all heads (rounded to fp16 by attention)
-	k      [][]float32  // [maxBatch][kvDim] keys
-	v      [][]float32  // [maxBatch][kvDim] values
+	q      [][]float32  // [maxBatch][qDim] queries of this part's heads (rounded to fp16 by attention)
+	k      [][]float32  // [maxBatch][kvDim] keys of this part's KV heads
+	v      [][]float32  // [maxBatch][kvDim] values of this part's KV heads
+	ao     [][]float32  // [maxBatch][dim] attention output, all heads (this part's computed here)
 	hb     [][]float32  // [maxBatch][hidden] FFN gate, then silu(gate)*up
 	hb2    [][]float32  // [maxBatch][hidden] FFN up
 	acts   []activation // [maxBatch] the next product's input, quantized on demand
 	logits [][]float32  // [1][vocab] after the last position
 
-	keyCache []uint16 // [layers][ctx][kvDim] fp16
+	// The KV heads [kvLo, kvHi) this instance computes attention for and
+	// keeps the cache of: all of them, unless the model is split over
+	// instances (partHeads); then each part holds the q, k and v rows of
+	// its heads, and the query heads [kvLo·kvMul, kvHi·kvMul).
+	kvLo, kvHi int
+	qDim       int // (kvHi-kvLo)·kvMul·headDim
+	kvDim      int // (kvHi-kvLo)·headDim
+
+	keyCache []uint16 // [layers][ctx][kvDim] fp16, this part's KV heads
 	valCache []uint16 // [layers][ctx][kvDim] fp16
 
 	ropeCos []float32 // [ctx][ropeDim/2]
@@ -71,6 +80,21 @@ type Session struct {
 
 // NewSession allocates a session's state for m.
 func (m *Model) NewSession(o SessionOptions) (*Session, error) {
+	s, err := m.newState(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.connect(o.Peers); err != nil {
+		s.pool.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// contextFor is the positions a session of m keeps for SessionOptions o:
+// o.Context capped at the trained context and so that the whole model's KV
+// cache fits in o.MaxKVBytes (every part of a split model caps alike).
+func (m *Model) contextFor(o SessionOptions) (int, error) {
 	c := &m.Config
 	ctx := o.Context
 	if ctx <= 0 || ctx > c.TrainCtx {
@@ -85,8 +109,22 @@ func (m *Model) NewSession(o SessionOptions) (*Session, error) {
 		ctx = int(maxKV / perPos)
 	}
 	if ctx < 1 {
-		return nil, fmt.Errorf("%w: the KV cache for one position needs %d bytes, over the %d-byte limit", ErrContext, perPos, maxKV)
+		return 0, fmt.Errorf("%w: the KV cache for one position needs %d bytes, over the %d-byte limit", ErrContext, perPos, maxKV)
 	}
+	return ctx, nil
+}
+
+// newState allocates the state of a session of m, or of a Shard's part of
+// one (its heads' attention): buffers, this part's KV cache and the pool.
+func (m *Model) newState(o SessionOptions) (*Session, error) {
+	c := &m.Config
+	ctx, err := m.contextFor(o)
+	if err != nil {
+		return nil, err
+	}
+	kvLo, kvHi := partHeads(c.KVHeads, m.part, m.parts)
+	kvDim := (kvHi - kvLo) * c.HeadDim
+	qDim := kvDim * c.KVMul
 	s := &Session{
 		m:        m,
 		ctx:      ctx,
@@ -94,22 +132,23 @@ func (m *Model) NewSession(o SessionOptions) (*Session, error) {
 		x:        rows(maxBatch, c.Dim),
 		xb:       rows(maxBatch, c.Dim),
 		xb2:      rows(maxBatch, c.Dim),
-		q:        rows(maxBatch, c.Dim),
-		k:        rows(maxBatch, c.KVDim),
-		v:        rows(maxBatch, c.KVDim),
+		q:        rows(maxBatch, qDim),
+		k:        rows(maxBatch, kvDim),
+		v:        rows(maxBatch, kvDim),
+		ao:       rows(maxBatch, c.Dim),
 		hb:       rows(maxBatch, c.HiddenDim),
 		hb2:      rows(maxBatch, c.HiddenDim),
 		acts:     make([]activation, maxBatch),
 		logits:   rows(1, c.VocabSize),
-		keyCache: make([]uint16, c.Layers*ctx*c.KVDim),
-		valCache: make([]uint16, c.Layers*ctx*c.KVDim),
+		kvLo:     kvLo,
+		kvHi:     kvHi,
+		qDim:     qDim,
+		kvDim:    kvDim,
+		keyCache: make([]uint16, c.Layers*ctx*kvDim),
+		valCache: make([]uint16, c.Layers*ctx*kvDim),
 		pool:     newPool(o.Threads),
 	}
 	s.products.pool = s.pool
-	if err := s.connect(o.Peers); err != nil {
-		s.pool.close()
-		return nil, err
-	}
 	for b := range s.acts {
 		s.acts[b].init(m.vecTypes, max(c.Dim, c.HiddenDim))
 	}

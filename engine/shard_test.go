@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,16 +25,15 @@ type localPeer struct {
 }
 
 type localReq struct {
-	group int
-	acts  [][]byte
-	out   []float32
+	r   Request
+	out []float32
 }
 
 func newLocalPeer(t testing.TB, sh *Shard) *localPeer {
 	p := &localPeer{sh: sh, info: sh.Info(), req: make(chan localReq, 1), done: make(chan error, 1)}
 	go func() {
 		for r := range p.req {
-			p.done <- sh.Serve(r.group, r.acts, r.out)
+			p.done <- sh.Serve(r.r, r.out)
 		}
 		close(p.done)
 	}()
@@ -45,13 +45,13 @@ var errPeerClosed = errors.New("peer closed")
 
 func (p *localPeer) Info() (ShardInfo, error) { return p.info, nil }
 
-func (p *localPeer) Start(group int, acts [][]byte, out []float32) (err error) {
+func (p *localPeer) Start(r Request, out []float32) (err error) {
 	defer func() {
 		if recover() != nil { // sending on the closed channel: the peer is gone
 			err = errPeerClosed
 		}
 	}()
-	p.req <- localReq{group, acts, out}
+	p.req <- localReq{r, out}
 	return nil
 }
 
@@ -85,22 +85,32 @@ func loadPart(t testing.TB, path string, k, n int) *Model {
 	return m
 }
 
+// newTestShard serves m with the context ctx.
+func newTestShard(t testing.TB, m *Model, ctx int) *Shard {
+	t.Helper()
+	sh, err := NewShard(m, SessionOptions{Context: ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sh.Close)
+	return sh
+}
+
 // splitSession loads the file at path in n parts and returns a session of
-// the lead with the others as in-process peers.
-func splitSession(t testing.TB, path string, n, threads int) (*Session, []*Model) {
+// the lead with the others as in-process peers, and the shards.
+func splitSession(t testing.TB, path string, n, threads int) (*Session, []*Model, []*Shard) {
 	t.Helper()
 	ms := []*Model{loadPart(t, path, 0, n)}
 	var peers []Peer
+	var shards []*Shard
 	for k := n - 1; k >= 1; k-- { // any order
 		m := loadPart(t, path, k, n)
 		ms = append(ms, m)
-		sh, err := NewShard(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sh := newTestShard(t, m, 128)
+		shards = append(shards, sh)
 		peers = append(peers, newLocalPeer(t, sh))
 	}
-	return newSession(t, ms[0], SessionOptions{Context: 128, Threads: threads, Peers: peers}), ms
+	return newSession(t, ms[0], SessionOptions{Context: 128, Threads: threads, Peers: peers}), ms, shards
 }
 
 // run prefills prompt then decodes greedily for gen tokens, returning every
@@ -130,7 +140,7 @@ func runGreedy(t testing.TB, s *Session, prompt []int, gen int) ([][]float32, []
 	return all, toks
 }
 
-// TestSplitMatchesWhole: a model split over 2 and 3 instances (the lead and
+// TestSplitMatchesWhole: a model split over 2, 3 and 4 instances (the lead and
 // in-process Shards) gives bit-identical logits and so identical greedy
 // tokens to the whole model, through prefill batches (prompt across batch
 // boundaries) and decoding, on the f32 and q8_0 stories models (the q8_0
@@ -158,6 +168,12 @@ func TestSplitMatchesWhole(t *testing.T) {
 		t.Fatalf("%s: q, k, v in %d and %d groups, want 1 and 2", mixed.Name, len(m.layers[0].qkv), len(m.layers[1].qkv))
 	}
 	paths[mixed.Name] = filepath.Join(dir, mixed.Name+".gguf")
+	// Three KV heads (of two query heads each): 2 parts divide them 1 and
+	// 2, and a 4th part has none.
+	gqa3 := synth.Spec{Name: "gqa3-Q8_0", Shape: synth.Shape{Embd: 192, Layers: 2, Heads: 6, KVHeads: 3, FF: 384, Context: 256},
+		Seed: 7, Type: "Q8_0", Vocab: "ggml-vocab-llama-spm.gguf"}
+	writeSpecModel(t, dir, gqa3)
+	paths[gqa3.Name] = filepath.Join(dir, gqa3.Name+".gguf")
 	for _, r := range readSynthRefs(t, "arch-refs.jsonl", 10) {
 		if _, ok := paths[r.Model]; !ok {
 			writeArchModel(t, dir, r)
@@ -172,9 +188,9 @@ func TestSplitMatchesWhole(t *testing.T) {
 			prompt[i] = (i*7919 + 13) % vocab
 		}
 		want, wantToks := runGreedy(t, newSession(t, whole, SessionOptions{Context: 128, Threads: 1}), prompt, 6)
-		for _, n := range []int{2, 3} {
+		for _, n := range []int{2, 3, 4} {
 			for _, threads := range []int{1, 2} {
-				s, ms := splitSession(t, path, n, threads)
+				s, ms, shards := splitSession(t, path, n, threads)
 				if ms[0].Identity() != whole.Identity() {
 					t.Fatalf("%s: the reader-loaded identity differs from the mapped file's", name)
 				}
@@ -190,6 +206,7 @@ func TestSplitMatchesWhole(t *testing.T) {
 					t.Fatalf("%s in %d parts: tokens %v, want %v", name, n, gotToks, wantToks)
 				}
 				checkPartsCover(t, name, whole, ms)
+				checkHeadsCover(t, name, whole, s, shards)
 			}
 		}
 	}
@@ -205,7 +222,7 @@ func checkPartsCover(t *testing.T, name string, whole *Model, ms []*Model) {
 			rows, bytes := 0, 0
 			for _, m := range ms {
 				p := m.groups[id].mats[i]
-				lo, hi := partRows(w.rows, m.part, len(ms))
+				lo, hi := w.partOf(m.part, len(ms))
 				if p.lo != lo || p.hi != hi || p.rows != w.rows || m.groups[id].id != id {
 					t.Fatalf("%s: part %d of matrix %d of group %d holds rows [%d, %d) of %d, want [%d, %d) of %d", name, m.part, i, id, p.lo, p.hi, p.rows, lo, hi, w.rows)
 				}
@@ -228,10 +245,42 @@ func checkPartsCover(t *testing.T, name string, whole *Model, ms []*Model) {
 	}
 }
 
+// checkHeadsCover: the lead and the shards compute attention for every KV
+// head exactly once, in order, and keep only those heads' KV cache (the
+// cache exists once in total); the q, k and v rows a part holds are its
+// heads'.
+func checkHeadsCover(t *testing.T, name string, whole *Model, lead *Session, shards []*Shard) {
+	t.Helper()
+	c := &whole.Config
+	ss := []*Session{lead}
+	for _, sh := range shards {
+		ss = append(ss, sh.s)
+	}
+	heads, cache := make([]int, len(ss)), 0
+	for _, s := range ss {
+		p := s.m.part
+		if heads[p] != 0 {
+			t.Fatalf("%s: two sessions of part %d", name, p)
+		}
+		heads[p] = s.kvHi - s.kvLo
+		lo, hi := partHeads(c.KVHeads, p, len(ss))
+		L := &s.m.layers[0]
+		if s.kvLo != lo || s.kvHi != hi || L.wk.lo != lo*c.HeadDim || L.wk.hi != hi*c.HeadDim ||
+			L.wq.lo != lo*c.KVMul*c.HeadDim || L.wq.hi != hi*c.KVMul*c.HeadDim || s.kvDim != (hi-lo)*c.HeadDim {
+			t.Fatalf("%s: part %d of %d: KV heads [%d, %d), wk rows [%d, %d), wq rows [%d, %d); want heads [%d, %d)",
+				name, p, len(ss), s.kvLo, s.kvHi, L.wk.lo, L.wk.hi, L.wq.lo, L.wq.hi, lo, hi)
+		}
+		cache += len(s.keyCache) + len(s.valCache)
+	}
+	if want := 2 * c.Layers * lead.ctx * c.KVDim; cache != want {
+		t.Fatalf("%s in %d parts: %d cached values in all, the whole model's cache holds %d", name, len(ss), cache, want)
+	}
+}
+
 // TestSplitAllocs: decoding through in-process peers allocates nothing per
 // token on the lead.
 func TestSplitAllocs(t *testing.T) {
-	s, _ := splitSession(t, shareddata.Path(t, "synth/synth-small-Q4_K_M.gguf"), 2, 1)
+	s, _, _ := splitSession(t, shareddata.Path(t, "synth/synth-small-Q4_K_M.gguf"), 2, 1)
 	if _, err := s.Prefill([]int{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -263,13 +312,7 @@ func TestSplitMismatch(t *testing.T) {
 	path := shareddata.Path(t, "stories260K.gguf")
 	other := shareddata.Path(t, "tinyllamas-stories-260k-q8_0.gguf")
 	lead := loadPart(t, path, 0, 2)
-	shard := func(path string, k, n int) *Shard {
-		sh, err := NewShard(loadPart(t, path, k, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sh
-	}
+	shard := func(path string, k, n int) *Shard { return newTestShard(t, loadPart(t, path, k, n), 32) }
 	good := func() *localPeer { return newLocalPeer(t, shard(path, 1, 2)) }
 	newErr := func(what string, m *Model, peers ...Peer) {
 		t.Helper()
@@ -290,8 +333,12 @@ func TestSplitMismatch(t *testing.T) {
 	newErr("a shard model as the lead", loadPart(t, path, 1, 2), good())
 	newErr("a whole model with a peer", loadModel(t, "stories260K.gguf"), good())
 	newErr("two peers for part 1", loadPart(t, path, 0, 3), newLocalPeer(t, shard(path, 1, 3)), newLocalPeer(t, shard(path, 1, 3)))
-	if _, err := NewShard(lead); !errors.Is(err, ErrShard) {
+	newErr("a part with another context", lead, newLocalPeer(t, newTestShard(t, loadPart(t, path, 1, 2), 64)))
+	if _, err := NewShard(lead, SessionOptions{}); !errors.Is(err, ErrShard) {
 		t.Fatalf("NewShard of the lead: %v", err)
+	}
+	if _, err := NewShard(loadPart(t, path, 1, 2), SessionOptions{Peers: []Peer{good()}}); !errors.Is(err, ErrShard) {
+		t.Fatalf("NewShard with peers: %v", err)
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -324,7 +371,7 @@ func TestSplitMismatch(t *testing.T) {
 	}
 	// Part 2 of 3 claiming to be part 1 of 2: its replies have the wrong length.
 	sh := shard(path, 1, 3)
-	serveErr("a part that lies", &liarPeer{newLocalPeer(t, sh), ShardInfo{Identity: lead.Identity(), Part: 1, Parts: 2}, nil})
+	serveErr("a part that lies", &liarPeer{newLocalPeer(t, sh), ShardInfo{Identity: lead.Identity(), Part: 1, Parts: 2, Context: 32}, nil})
 	dead := good()
 	s := newSession(t, lead, SessionOptions{Context: 32, Peers: []Peer{dead}})
 	if _, err := s.Prefill([]int{1, 2}); err != nil {
@@ -340,26 +387,43 @@ func TestSplitMismatch(t *testing.T) {
 	g := &sh.m.groups[0] // wq, wk, wv
 	act := make([]byte, actBytes(g.mats[0]))
 	out := make([]float32, g.rowsOf(1, 2))
+	cfg := &sh.m.Config
+	in := make([]byte, 4*cfg.Dim) // an attention input
+	heads := make([]float32, sh.s.qDim)
+	prod := func(group int, acts ...[]byte) Request { return Request{Op: OpProduct, ID: group, Acts: acts} }
+	attn := func(layer, pos int, acts ...[]byte) Request {
+		return Request{Op: OpAttention, ID: layer, Pos: pos, Acts: acts}
+	}
 	for _, c := range []struct {
-		what  string
-		group int
-		acts  [][]byte
-		out   []float32
+		what string
+		r    Request
+		out  []float32
 	}{
-		{"group -1", -1, [][]byte{act}, out},
-		{"a group past the last", len(sh.m.groups), [][]byte{act}, out},
-		{"no activation", 0, nil, out[:0]},
-		{"17 activations", 0, make([][]byte, 17), make([]float32, 17*len(out))},
-		{"a short activation", 0, [][]byte{act[1:]}, out},
-		{"a short reply", 0, [][]byte{act}, out[1:]},
-		{"a reply for wq's rows alone", 0, [][]byte{act}, out[:g.mats[0].hi-g.mats[0].lo]},
-		{"a reply for one activation of two", 0, [][]byte{act, act}, out},
+		{"group -1", prod(-1, act), out},
+		{"a group past the last", prod(len(sh.m.groups), act), out},
+		{"no activation", prod(0), out[:0]},
+		{"17 activations", prod(0, make([][]byte, 17)...), make([]float32, 17*len(out))},
+		{"a short activation", prod(0, act[1:]), out},
+		{"a short reply", prod(0, act), out[1:]},
+		{"a reply for wq's rows alone", prod(0, act), out[:g.mats[0].hi-g.mats[0].lo]},
+		{"a reply for one activation of two", prod(0, act, act), out},
+		{"an unknown operation", Request{Op: 7, Acts: [][]byte{act}}, out},
+		{"layer -1", attn(-1, 0, in), heads},
+		{"a layer past the last", attn(cfg.Layers, 0, in), heads},
+		{"position -1", attn(0, -1, in), heads},
+		{"a position past the context", attn(0, 32, in), heads},
+		{"a batch past the context", attn(0, 31, in, in), append(heads, heads...)},
+		{"a short attention input", attn(0, 0, in[4:]), heads},
+		{"a short attention reply", attn(0, 0, in), heads[1:]},
 	} {
-		if err := sh.Serve(c.group, c.acts, c.out); !errors.Is(err, ErrShard) {
+		if err := sh.Serve(c.r, c.out); !errors.Is(err, ErrShard) {
 			t.Fatalf("Serve with %s: %v", c.what, err)
 		}
 	}
-	if err := sh.Serve(0, [][]byte{act}, out); err != nil {
+	if err := sh.Serve(prod(0, act), out); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Serve(attn(0, 31, in), heads); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -379,32 +443,34 @@ func readerOf(t testing.TB, path string) (*os.File, int64) {
 	return fh, st.Size()
 }
 
-// countingPeer records the groups the lead asks a peer for.
+// countingPeer records the steps the lead asks a peer for.
 type countingPeer struct {
 	*localPeer
-	groups []int
-	acts   []int
+	steps []string
 }
 
-func (p *countingPeer) Start(group int, acts [][]byte, out []float32) error {
-	p.groups = append(p.groups, group)
-	p.acts = append(p.acts, len(acts))
-	return p.localPeer.Start(group, acts, out)
+func (p *countingPeer) Start(r Request, out []float32) error {
+	p.steps = append(p.steps, stepName(r.Op, r.ID, r.Pos, len(r.Acts)))
+	return p.localPeer.Start(r, out)
 }
 
-// TestSplitRequests: the lead asks each peer once per group of a forward
-// pass, in the order of the groups' ids (the layers' wq+wk+wv, wo,
+func stepName(op Op, id, pos, acts int) string {
+	if op == OpAttention {
+		return fmt.Sprintf("attention %d at %d x%d", id, pos, acts)
+	}
+	return fmt.Sprintf("group %d x%d", id, acts)
+}
+
+// TestSplitRequests: per layer the lead asks each peer for its heads'
+// attention (one request for q, k, v and the attention), then once per
+// group of the other products, in the order of the groups' ids (wo,
 // gate+up, down; then output), with the batch's activations: a decoded
 // token is a batch of one, a prompt of maxBatch+3 tokens a batch of
-// maxBatch and one of 3.
+// maxBatch and one of 3. SplitStats counts the same steps.
 func TestSplitRequests(t *testing.T) {
 	path := shareddata.Path(t, "synth/synth-small-Q4_K_M.gguf")
 	lead := loadPart(t, path, 0, 2)
-	sh, err := NewShard(loadPart(t, path, 1, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &countingPeer{localPeer: newLocalPeer(t, sh)}
+	p := &countingPeer{localPeer: newLocalPeer(t, newTestShard(t, loadPart(t, path, 1, 2), 64))}
 	s := newSession(t, lead, SessionOptions{Context: 64, Peers: []Peer{p}})
 	layers := len(lead.layers)
 	if len(lead.groups) != 4*layers+1 {
@@ -418,19 +484,29 @@ func TestSplitRequests(t *testing.T) {
 			}
 		}
 	}
-	check := func(what string, batches ...int) {
+	var last SplitStats
+	check := func(what string, pos int, batches ...int) {
 		t.Helper()
-		var groups, acts []int
+		var want []string
 		for _, n := range batches {
-			for id := range 4 * layers {
-				groups, acts = append(groups, id), append(acts, n)
+			for l := range layers {
+				want = append(want, stepName(OpAttention, l, pos, n))
+				for i := 1; i < 4; i++ {
+					want = append(want, stepName(OpProduct, 4*l+i, 0, n))
+				}
 			}
+			pos += n
 		}
-		groups, acts = append(groups, 4*layers), append(acts, 1) // the logits of the last position
-		if !slices.Equal(p.groups, groups) || !slices.Equal(p.acts, acts) {
-			t.Fatalf("%s: groups %v of %v activations, want %v of %v", what, p.groups, p.acts, groups, acts)
+		want = append(want, stepName(OpProduct, 4*layers, 0, 1)) // the logits of the last position
+		if !slices.Equal(p.steps, want) {
+			t.Fatalf("%s: steps\n%v\nwant\n%v", what, p.steps, want)
 		}
-		p.groups, p.acts = p.groups[:0], p.acts[:0]
+		st := s.SplitStats()
+		if st.Syncs-last.Syncs != len(want) || st.Attentions-last.Attentions != layers*len(batches) || st.Wait <= last.Wait {
+			t.Fatalf("%s: stats %+v after %+v, for %d steps", what, st, last, len(want))
+		}
+		last = st
+		p.steps = p.steps[:0]
 	}
 	prompt := make([]int, maxBatch+3)
 	for i := range prompt {
@@ -439,9 +515,9 @@ func TestSplitRequests(t *testing.T) {
 	if _, err := s.Prefill(prompt); err != nil {
 		t.Fatal(err)
 	}
-	check("prefill", maxBatch, 3)
+	check("prefill", 0, maxBatch, 3)
 	if _, err := s.Forward(7); err != nil {
 		t.Fatal(err)
 	}
-	check("a token", 1)
+	check("a token", maxBatch+3, 1)
 }

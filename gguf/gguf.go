@@ -18,6 +18,8 @@
 // Parse works over a []byte (the browser hands the engine an ArrayBuffer) and
 // returns tensors as views into it, never copies. Open maps a file into memory
 // where the platform allows (linux, darwin) and reads it otherwise (wasip1, js).
+// A model split over several files by llama.cpp's gguf-split is opened as one
+// File by OpenSet, ParseSet or ParseHeaderSet (see split.go).
 //
 // Malformed input never panics and never makes the parser allocate more than
 // the file's size justifies: every count is checked against the bytes left
@@ -44,6 +46,13 @@ const KeyAlignment = "general.alignment"
 
 // MaxDims is the largest number of dimensions a tensor may have (GGML_MAX_DIMS).
 const MaxDims = 4
+
+// MaxReadBytes is the largest file (or split model, all its shards) Open and
+// OpenSet read into memory on a platform without mmap when it is wasm: a
+// wasm32 linear memory holds 4 GiB in all, and the rest is kept for the KV
+// cache, activations and the runtime (the browser worker's limit,
+// wasm/browser/host.MaxModelBytes, is the same).
+const MaxReadBytes = 3<<30 + 128<<20 // 3.125 GiB
 
 // maxNesting bounds how deeply arrays may nest inside arrays.
 const maxNesting = 16
@@ -96,12 +105,18 @@ type File struct {
 	Alignment  uint64       // general.alignment or DefaultAlignment
 	DataOffset uint64       // absolute file offset of the tensor data section (may be past EOF when there are no tensors)
 	KV         []KeyValue   // in file order
-	Tensors    []TensorInfo // in file order
+	Tensors    []TensorInfo // in file order (a split model: the shards' tensors, shard by shard)
 
-	data    []byte         // the whole file
+	// Shards are the files of a split model (Join), in order: this File's
+	// header fields, KV and Bytes are the first shard's, its Tensors those
+	// of all of them. Nil for a single file.
+	Shards []*File
+
+	data    []byte         // the whole file (a split model: the first shard)
+	size    uint64         // the file's size (a split model: all the shards')
 	keys    map[string]int // key -> index in KV
 	names   map[string]int // tensor name -> index in Tensors
-	release func() error   // unmaps the file; nil for Parse
+	release func() error   // unmaps the file (a split model: closes the shards); nil for Parse
 }
 
 // KeyValue is one metadata entry.
@@ -115,8 +130,9 @@ type TensorInfo struct {
 	Name   string
 	Dims   []uint64 // ggml order: Dims[0] is the row length (ne0)
 	Type   quant.Type
-	Offset uint64 // relative to File.DataOffset
+	Offset uint64 // relative to the DataOffset of the file holding it (a split model: Shards[Shard])
 	Data   []byte // a view into the file bytes, exactly the tensor's size
+	Shard  int    // a split model: the index in File.Shards of the shard holding it; 0 otherwise
 }
 
 // Elements returns the number of elements, the product of Dims.
@@ -128,8 +144,35 @@ func (t *TensorInfo) Elements() uint64 {
 	return n
 }
 
-// Bytes returns the whole file.
+// Bytes returns the whole file (a split model: the first shard; from
+// ParseHeader: the prefix that was read).
 func (f *File) Bytes() []byte { return f.data }
+
+// Size returns the size of the file it was parsed from (a split model: the
+// sum of its shards' sizes).
+func (f *File) Size() int64 { return int64(f.size) }
+
+// Parts returns the files the model is in: Shards for a split model, else f.
+func (f *File) Parts() []*File {
+	if f.Shards != nil {
+		return f.Shards
+	}
+	return []*File{f}
+}
+
+// Pos returns where t's data starts in the bytes f was read from: for a
+// single file DataOffset+Offset; for a split model the position in its shards
+// laid end to end in order (as ParseSet and ParseHeaderSet read them).
+func (f *File) Pos(t *TensorInfo) uint64 {
+	if f.Shards == nil {
+		return f.DataOffset + t.Offset
+	}
+	base := uint64(0)
+	for _, s := range f.Shards[:t.Shard] {
+		base += s.size
+	}
+	return base + f.Shards[t.Shard].DataOffset + t.Offset
+}
 
 // Close releases the file mapping made by Open. Tensor data views and Bytes
 // must not be used afterwards. Close on a File from Parse does nothing.

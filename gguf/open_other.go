@@ -8,12 +8,6 @@ import (
 	"runtime"
 )
 
-// MaxReadBytes is the largest file Open reads into memory on a platform
-// without mmap when it is wasm: a wasm32 linear memory holds 4 GiB in all,
-// and the rest is kept for the KV cache, activations and the runtime (the
-// browser worker's limit, wasm/browser/host.MaxModelBytes, is the same).
-const MaxReadBytes = 3<<30 + 128<<20 // 3.125 GiB
-
 // readChunk is the most Open reads at once.
 const readChunk = 16 << 20
 

@@ -191,7 +191,7 @@ func Parse(b []byte) (*File, error) { return parse(b, uint64(len(b))) }
 func parse(b []byte, size uint64) (*File, error) {
 	d := &decoder{b: b}
 	d.at("header", "", -1)
-	f := &File{data: b}
+	f := &File{data: b, size: size}
 
 	// Header.
 	if err := d.need(4, "magic"); err != nil {

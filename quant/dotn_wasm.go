@@ -6,15 +6,13 @@ import (
 	"simd/archsimd"
 )
 
-// The wasm SIMD128 DotN kernels, and the DotRowsN kernels of Q4_0 and
-// Q8_0 that run them row by row (Q4_K's and Q6_K's are in
-// dotrowsn_wasm.go, which runs these for rows too long for its buffer).
-// Q4_0's decodes each weight block once (nibbles split, offsets taken off)
-// and then dots it with every activation exactly as dotQ4_0SIMD128 does.
-// Q8_0, Q4_K and Q6_K call their dot once per activation: their
-// hand-written wasm dots (the *_wasm.s files) are faster under Node than
-// decoding once in archsimd code, and a row stays in the L1 cache between
-// the calls.
+// The wasm SIMD128 DotN kernels (the DotRowsN kernels, dotrowsn_wasm.go,
+// run these for rows too long for their buffers). Q4_0's decodes each
+// weight block once (nibbles split, offsets taken off) and then dots it
+// with every activation exactly as dotQ4_0SIMD128 does. Q8_0, Q4_K and
+// Q6_K call their dot once per activation: their hand-written wasm dots
+// (the *_wasm.s files) are faster under Node than decoding once in
+// archsimd code, and a row stays in the L1 cache between the calls.
 
 func dotNQ8_0SIMD128(n int, w []byte, acts [][]byte, out []float32) {
 	dotEach(dotQ8_0SIMD128, n, w, acts, out)
@@ -65,12 +63,4 @@ func dotNQ4_0SIMD128(n int, w []byte, acts [][]byte, out []float32) {
 			out[i] += float32(hsum(q4_0Sums(x, y))) * float32(fp16At(x[:])*fp16At(y[:]))
 		}
 	}
-}
-
-func dotRowsNQ4_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ4_0SIMD128, n/qk*q4_0Bytes, n, w, acts, outs, at)
-}
-
-func dotRowsNQ8_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ8_0SIMD128, n/qk*q8_0Bytes, n, w, acts, outs, at)
 }

@@ -57,14 +57,25 @@
 	EVEN(V5); EVEN(V7); I32x4DotI16x8S; \
 	ODD(V5); ODD(V7); I32x4DotI16x8S; I32x4Add
 
-// SUB adds sub-block j's scaled lanes to V2 and V3.
-#define SUB(j, v, k) \
+// SUBX(DOT, j, v, k, a, b0, b1) adds sub-block j's scaled lanes to V2 and
+// V3: its low nibbles' levels dotted by DOT at activation offset b0+a·j,
+// the high ones' at b1+a·j. SUB takes the Q8_K block at R1 (DOT16), SUBP
+// the prepared activation at R11 (DOT16R11).
+#define SUBX(DOT, j, v, k, a, b0, b1) \
 	Get R0; I32WrapI64; V128Load $(8+16*j); Set V4; \
 	SCALE(v, k); Set V6; \
 	Get V1; Get V4; Get V0; V128And; I8x16Swizzle; Set V5; \
-	DOT16(4+32*j); Get V6; I32x4Mul; Get V2; I32x4Add; Set V2; \
+	DOT(b0+a*j); Get V6; I32x4Mul; Get V2; I32x4Add; Set V2; \
 	Get V1; Get V4; I32Const $4; I8x16ShrU; I8x16Swizzle; Set V5; \
-	DOT16(20+32*j); Get V6; I32x4Mul; Get V3; I32x4Add; Set V3
+	DOT(b1+a*j); Get V6; I32x4Mul; Get V3; I32x4Add; Set V3
+#define SUB(j, v, k) SUBX(DOT16, j, v, k, 32, 4, 20)
+#define SUBP(j, v, k) SUBX(DOT16R11, j, v, k, 64, 0, 32)
+
+// DOT16R11 is DOT16 against the prepared activations at R11+p (splitQ8_K):
+// their even and odd int16 lanes.
+#define DOT16R11(p) \
+	EVEN(V5); Get R11; I32WrapI64; V128Load $(p); I32x4DotI16x8S; \
+	ODD(V5); Get R11; I32WrapI64; V128Load $(p+16); I32x4DotI16x8S; I32x4Add
 
 // func iq4XSAcc(x, y *byte, d *float32, nb int, tab *[16]int8, acc *[8]float32)
 // adds the terms of the nb ≥ 1 blocks at x and y (d[b] their d·dy) to the
@@ -95,20 +106,6 @@ TEXT ·iq4XSAcc(SB), NOSPLIT, $0-48
 	Get R3; I32WrapI64; Get V14; V128Store $0, $0
 	Get R3; I32WrapI64; Get V15; V128Store $0, $16
 	RET
-
-// DOT16R11 is DOT16 (DOT16SP of simd_wasm.h with R11 for R12) against the prepared activations at R11+p (splitQ8_K).
-#define DOT16R11(p) \
-	EVEN(V5); Get R11; I32WrapI64; V128Load $(p); I32x4DotI16x8S; \
-	ODD(V5); Get R11; I32WrapI64; V128Load $(p+16); I32x4DotI16x8S; I32x4Add
-
-// SUBP is SUB with the prepared activations.
-#define SUBP(j, v, k) \
-	Get R0; I32WrapI64; V128Load $(8+16*j); Set V4; \
-	SCALE(v, k); Set V6; \
-	Get V1; Get V4; Get V0; V128And; I8x16Swizzle; Set V5; \
-	DOT16R11(64*j); Get V6; I32x4Mul; Get V2; I32x4Add; Set V2; \
-	Get V1; Get V4; I32Const $4; I8x16ShrU; I8x16Swizzle; Set V5; \
-	DOT16R11(64*j+32); Get V6; I32x4Mul; Get V3; I32x4Add; Set V3
 
 // func iq4XSAccRow(x, yp *byte, d *float32, nb int, tab *[16]int8, acc *[8]float32)
 // is iq4XSAcc with the activation prepared by splitQ8_K at yp.

@@ -2,10 +2,13 @@
 
 package quant
 
-import "unsafe"
+import (
+	"simd/archsimd"
+	"unsafe"
+)
 
-// Helpers of the codebook formats' platform kernels (iqk_amd64.go,
-// iqk_wasm.go).
+// Helpers of the codebook and ternary formats' platform kernels
+// (iqk_amd64.go, iqk_wasm.go, tq1_0_amd64.go, tq1_0_wasm.go).
 
 // iqDeltaSum returns IQ1_S's Σ_ib c[ib]·(bsum 2ib + bsum 2ib+1) of the
 // Q8_K block y (c: the sub-blocks' delta factors (2s+1)·(±1)).
@@ -40,4 +43,16 @@ func iqSize(t Type) int {
 		return iq1_SBytes
 	}
 	return iq1_MBytes
+}
+
+// tq1High returns the 16 bytes whose byte 4n+j is byte j of TQ1_0's qh
+// (the little-endian word v) times 3ⁿ, modulo 256: trit n of it is the
+// trit of weight 240+4n+j.
+func tq1High(v uint32) archsimd.Uint8x16 {
+	q := archsimd.BroadcastUint32x4(v).ReshapeToUint8s()
+	q3 := q.Add(q).Add(q)
+	q9 := q3.Add(q3).Add(q3)
+	q27 := q9.Add(q9).Add(q9)
+	word := func(v archsimd.Uint8x16, k uint8) uint32 { return v.ReshapeToUint32s().GetElem(k) }
+	return q.ReshapeToUint32s().SetElem(1, word(q3, 1)).SetElem(2, word(q9, 2)).SetElem(3, word(q27, 3)).ReshapeToUint8s()
 }

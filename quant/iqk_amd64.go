@@ -258,112 +258,36 @@ func iqDotN(t Type, nb int, w []byte, acts [][]byte, out []float32) {
 	}
 }
 
-func dotIQ3_SAVX2(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotN(IQ3_S, n/qkK, w, [][]byte{act}, out[:])
-	return out[0]
-}
-
-func dotNIQ3_SAVX2(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotN(IQ3_S, n/qkK, w, acts, out)
-}
-
-func dotRowsNIQ3_SAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ3_SAVX2, n/qkK*iq3_SBytes, n, w, acts, outs, at)
-}
-
-func dotIQ3_XXSAVX2(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotN(IQ3_XXS, n/qkK, w, [][]byte{act}, out[:])
-	return 0.25 * out[0]
-}
-
-func dotNIQ3_XXSAVX2(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotN(IQ3_XXS, n/qkK, w, acts, out)
-	for k := range out[:len(acts)] {
-		out[k] *= 0.25
+// iqKernels returns the Dot, DotN and DotRowsN kernels of the codebook
+// format t around iqDotN, with the format's final factor (iqFactor).
+func iqKernels(t Type) kernels {
+	return kernels{
+		dot: func(n int, w, act []byte) float32 {
+			var out [1]float32
+			iqDotScaledAVX2(t, n, w, [][]byte{act}, out[:])
+			return out[0]
+		},
+		dotN: func(n int, w []byte, acts [][]byte, out []float32) { iqDotScaledAVX2(t, n, w, acts, out) },
+		dotRowsN: func(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+			var dots [MaxDotN]float32
+			d := dots[:len(acts)]
+			rb := n / qkK * formats[t].TypeSize
+			for r := 0; (r+1)*rb <= len(w); r++ {
+				iqDotScaledAVX2(t, n, w[r*rb:(r+1)*rb], acts, d)
+				for i, v := range d {
+					outs[i][at+r] = v
+				}
+			}
+		},
 	}
 }
 
-func dotRowsNIQ3_XXSAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ3_XXSAVX2, n/qkK*iq3_XXSBytes, n, w, acts, outs, at)
-}
-
-func dotIQ2_XXSAVX2(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotN(IQ2_XXS, n/qkK, w, [][]byte{act}, out[:])
-	return 0.125 * out[0]
-}
-
-func dotNIQ2_XXSAVX2(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotN(IQ2_XXS, n/qkK, w, acts, out)
-	for k := range out[:len(acts)] {
-		out[k] *= 0.125
+// iqDotScaledAVX2 is iqDotN with the format's final factor.
+func iqDotScaledAVX2(t Type, n int, w []byte, acts [][]byte, out []float32) {
+	iqDotN(t, n/qkK, w, acts, out)
+	if f := iqFactor(t); f != 1 {
+		for k := range out[:len(acts)] {
+			out[k] *= f
+		}
 	}
-}
-
-func dotRowsNIQ2_XXSAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ2_XXSAVX2, n/qkK*iq2_XXSBytes, n, w, acts, outs, at)
-}
-
-func dotIQ2_XSAVX2(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotN(IQ2_XS, n/qkK, w, [][]byte{act}, out[:])
-	return 0.125 * out[0]
-}
-
-func dotNIQ2_XSAVX2(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotN(IQ2_XS, n/qkK, w, acts, out)
-	for k := range out[:len(acts)] {
-		out[k] *= 0.125
-	}
-}
-
-func dotRowsNIQ2_XSAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ2_XSAVX2, n/qkK*iq2_XSBytes, n, w, acts, outs, at)
-}
-
-func dotIQ2_SAVX2(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotN(IQ2_S, n/qkK, w, [][]byte{act}, out[:])
-	return 0.125 * out[0]
-}
-
-func dotNIQ2_SAVX2(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotN(IQ2_S, n/qkK, w, acts, out)
-	for k := range out[:len(acts)] {
-		out[k] *= 0.125
-	}
-}
-
-func dotRowsNIQ2_SAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ2_SAVX2, n/qkK*iq2_SBytes, n, w, acts, outs, at)
-}
-
-func dotIQ1_SAVX2(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotN(IQ1_S, n/qkK, w, [][]byte{act}, out[:])
-	return out[0]
-}
-
-func dotNIQ1_SAVX2(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotN(IQ1_S, n/qkK, w, acts, out)
-}
-
-func dotRowsNIQ1_SAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ1_SAVX2, n/qkK*iq1_SBytes, n, w, acts, outs, at)
-}
-
-func dotIQ1_MAVX2(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotN(IQ1_M, n/qkK, w, [][]byte{act}, out[:])
-	return out[0]
-}
-
-func dotNIQ1_MAVX2(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotN(IQ1_M, n/qkK, w, acts, out)
-}
-
-func dotRowsNIQ1_MAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ1_MAVX2, n/qkK*iq1_MBytes, n, w, acts, outs, at)
 }

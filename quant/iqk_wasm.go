@@ -258,102 +258,6 @@ func iqDotNSIMD128(t Type, nb int, w []byte, acts [][]byte, out []float32) {
 	}
 }
 
-func dotIQ3_SSIMD128(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotNSIMD128(IQ3_S, n/qkK, w, [][]byte{act}, out[:])
-	return out[0]
-}
-
-func dotNIQ3_SSIMD128(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotNSIMD128(IQ3_S, n/qkK, w, acts, out)
-}
-
-func dotRowsNIQ3_SSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ3_SSIMD128, n/qkK*iq3_SBytes, n, w, acts, outs, at)
-}
-
-func dotIQ3_XXSSIMD128(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotNSIMD128(IQ3_XXS, n/qkK, w, [][]byte{act}, out[:])
-	return 0.25 * out[0]
-}
-
-func dotNIQ3_XXSSIMD128(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotNSIMD128(IQ3_XXS, n/qkK, w, acts, out)
-	for k := range out[:len(acts)] {
-		out[k] *= 0.25
-	}
-}
-
-func dotRowsNIQ3_XXSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ3_XXSSIMD128, n/qkK*iq3_XXSBytes, n, w, acts, outs, at)
-}
-
-func dotIQ2_XXSSIMD128(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotNSIMD128(IQ2_XXS, n/qkK, w, [][]byte{act}, out[:])
-	return 0.125 * out[0]
-}
-
-func dotNIQ2_XXSSIMD128(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotNSIMD128(IQ2_XXS, n/qkK, w, acts, out)
-	for k := range out[:len(acts)] {
-		out[k] *= 0.125
-	}
-}
-
-func dotRowsNIQ2_XXSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ2_XXSSIMD128, n/qkK*iq2_XXSBytes, n, w, acts, outs, at)
-}
-
-func dotIQ2_XSSIMD128(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotNSIMD128(IQ2_XS, n/qkK, w, [][]byte{act}, out[:])
-	return 0.125 * out[0]
-}
-
-func dotNIQ2_XSSIMD128(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotNSIMD128(IQ2_XS, n/qkK, w, acts, out)
-	for k := range out[:len(acts)] {
-		out[k] *= 0.125
-	}
-}
-
-func dotRowsNIQ2_XSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ2_XSSIMD128, n/qkK*iq2_XSBytes, n, w, acts, outs, at)
-}
-
-func dotIQ2_SSIMD128(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotNSIMD128(IQ2_S, n/qkK, w, [][]byte{act}, out[:])
-	return 0.125 * out[0]
-}
-
-func dotNIQ2_SSIMD128(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotNSIMD128(IQ2_S, n/qkK, w, acts, out)
-	for k := range out[:len(acts)] {
-		out[k] *= 0.125
-	}
-}
-
-func dotRowsNIQ2_SSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ2_SSIMD128, n/qkK*iq2_SBytes, n, w, acts, outs, at)
-}
-
-func dotIQ1_SSIMD128(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotNSIMD128(IQ1_S, n/qkK, w, [][]byte{act}, out[:])
-	return out[0]
-}
-
-func dotNIQ1_SSIMD128(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotNSIMD128(IQ1_S, n/qkK, w, acts, out)
-}
-
-func dotRowsNIQ1_SSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ1_SSIMD128, n/qkK*iq1_SBytes, n, w, acts, outs, at)
-}
-
 // scaleAddLanes adds float32(d·lo[k]) to lane k of s[0] and
 // float32(d·hi[k]) to lane k of s[1], the product and the sum each
 // rounded (iqAccumulate).
@@ -371,16 +275,36 @@ func laneSum8x4(s *[2]archsimd.Float32x4) float32 {
 	return laneSum8(&a)
 }
 
-func dotIQ1_MSIMD128(n int, w, act []byte) float32 {
-	var out [1]float32
-	iqDotNSIMD128(IQ1_M, n/qkK, w, [][]byte{act}, out[:])
-	return out[0]
+// iqKernels returns the Dot, DotN and DotRowsN kernels of the codebook
+// format t around iqDotNSIMD128, with the format's final factor (iqFactor).
+func iqKernels(t Type) kernels {
+	return kernels{
+		dot: func(n int, w, act []byte) float32 {
+			var out [1]float32
+			iqDotScaledSIMD128(t, n, w, [][]byte{act}, out[:])
+			return out[0]
+		},
+		dotN: func(n int, w []byte, acts [][]byte, out []float32) { iqDotScaledSIMD128(t, n, w, acts, out) },
+		dotRowsN: func(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+			var dots [MaxDotN]float32
+			d := dots[:len(acts)]
+			rb := n / qkK * formats[t].TypeSize
+			for r := 0; (r+1)*rb <= len(w); r++ {
+				iqDotScaledSIMD128(t, n, w[r*rb:(r+1)*rb], acts, d)
+				for i, v := range d {
+					outs[i][at+r] = v
+				}
+			}
+		},
+	}
 }
 
-func dotNIQ1_MSIMD128(n int, w []byte, acts [][]byte, out []float32) {
-	iqDotNSIMD128(IQ1_M, n/qkK, w, acts, out)
-}
-
-func dotRowsNIQ1_MSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ1_MSIMD128, n/qkK*iq1_MBytes, n, w, acts, outs, at)
+// iqDotScaledSIMD128 is iqDotNSIMD128 with the format's final factor.
+func iqDotScaledSIMD128(t Type, n int, w []byte, acts [][]byte, out []float32) {
+	iqDotNSIMD128(t, n/qkK, w, acts, out)
+	if f := iqFactor(t); f != 1 {
+		for k := range out[:len(acts)] {
+			out[k] *= f
+		}
+	}
 }

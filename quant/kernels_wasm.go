@@ -14,14 +14,15 @@ func platformTables() []kernelTable {
 			{F32, kernels{dot: dotF32SIMD128, dotN: dotNF32SIMD128, dotRowsN: dotRowsNF32SIMD128}},
 			{F16, kernels{dot: dotF16SIMD128, dotN: dotNF16SIMD128, dotRows: dotRowsF16SIMD128, dotRowsN: dotRowsNF16SIMD128}},
 			{BF16, kernels{dot: dotBF16SIMD128, dotN: dotNBF16SIMD128, dotRowsN: dotRowsNBF16SIMD128}},
-			{IQ3_S, kernels{dot: dotIQ3_SSIMD128, dotN: dotNIQ3_SSIMD128, dotRowsN: dotRowsNIQ3_SSIMD128}},
-			{IQ3_XXS, kernels{dot: dotIQ3_XXSSIMD128, dotN: dotNIQ3_XXSSIMD128, dotRowsN: dotRowsNIQ3_XXSSIMD128}},
-			{IQ2_XXS, kernels{dot: dotIQ2_XXSSIMD128, dotN: dotNIQ2_XXSSIMD128, dotRowsN: dotRowsNIQ2_XXSSIMD128}},
-			{IQ2_XS, kernels{dot: dotIQ2_XSSIMD128, dotN: dotNIQ2_XSSIMD128, dotRowsN: dotRowsNIQ2_XSSIMD128}},
-			{IQ2_S, kernels{dot: dotIQ2_SSIMD128, dotN: dotNIQ2_SSIMD128, dotRowsN: dotRowsNIQ2_SSIMD128}},
-			{IQ1_S, kernels{dot: dotIQ1_SSIMD128, dotN: dotNIQ1_SSIMD128, dotRowsN: dotRowsNIQ1_SSIMD128}},
-			{IQ1_M, kernels{dot: dotIQ1_MSIMD128, dotN: dotNIQ1_MSIMD128, dotRowsN: dotRowsNIQ1_MSIMD128}},
+			{IQ3_S, iqKernels(IQ3_S)},
+			{IQ3_XXS, iqKernels(IQ3_XXS)},
+			{IQ2_XXS, iqKernels(IQ2_XXS)},
+			{IQ2_XS, iqKernels(IQ2_XS)},
+			{IQ2_S, iqKernels(IQ2_S)},
+			{IQ1_S, iqKernels(IQ1_S)},
+			{IQ1_M, iqKernels(IQ1_M)},
 			{TQ2_0, kernels{dot: dotTQ2_0SIMD128, dotN: dotNTQ2_0SIMD128, dotRowsN: dotRowsNTQ2_0SIMD128}},
+			{TQ1_0, kernels{dot: dotTQ1_0SIMD128, dotN: dotNTQ1_0SIMD128, dotRowsN: dotRowsNTQ1_0SIMD128}},
 			{Q4_0, kernels{dot: dotQ4_0SIMD128, dotN: dotNQ4_0SIMD128, dotRows: dotRowsQ4_0SIMD128, dotRowsN: dotRowsNQ4_0SIMD128}},
 			{Q8_0, kernels{fromFloat: quantizeQ8_0SIMD128, dot: dotQ8_0SIMD128, dotN: dotNQ8_0SIMD128, dotRows: dotRowsQ8_0SIMD128, dotRowsN: dotRowsNQ8_0SIMD128}},
 			{Q4_K, kernels{dot: dotQ4_KSIMD128, dotN: dotNQ4_KSIMD128, dotRows: dotRowsQ4_KSIMD128, dotRowsN: dotRowsNQ4_KSIMD128}},
@@ -34,14 +35,14 @@ func platformTables() []kernelTable {
 			{Q5_0, kernels{dot: dotQ5_0SIMD128}},
 			{Q5_1, kernels{dot: dotQ5_1SIMD128}},
 			{IQ4_NL, kernels{dot: dotIQ4_NLSIMD128}},
-			{IQ4_XS, kernels{dot: dotIQ4_XSSIMD128, dotRows: dotRowsIQ4_XSSIMD128}},
+			{IQ4_XS, kernels{dot: dotIQ4_XSSIMD128, dotN: dotNIQ4_XSSIMD128, dotRows: dotRowsIQ4_XSSIMD128, dotRowsN: dotRowsNIQ4_XSSIMD128}},
 		},
 		simdVec: true,
 	}}, relaxedTables()...)
 }
 
 // simdVec is the wasm table of vector kernels (vec.go, actquant.go), in use
-// with the SIMD128 table. The activation quantizer has no SIMD128 twin.
+// with the SIMD128 table.
 type simdVec struct{}
 
 func (simdVec) dotF16(a []float32, b []uint16) float32          { return dotF16VecSIMD128(a, b) }
@@ -49,4 +50,4 @@ func (simdVec) axpyF16(y []float32, a float32, x []uint16)      { axpyF16SIMD128
 func (simdVec) expShift(x []float32, m float32)                 { expShiftSIMD128(x, m) }
 func (simdVec) swiglu(gate, up []float32)                       { swigluSIMD128(gate, up) }
 func (simdVec) roundFP16(x []float32, scale float32)            { roundFP16SIMD128(x, scale) }
-func (simdVec) quantizeAct(dst []byte, src []float32, size int) { quantizeActGo(dst, src, size) }
+func (simdVec) quantizeAct(dst []byte, src []float32, size int) { quantizeActSIMD128(dst, src, size) }

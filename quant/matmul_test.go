@@ -86,3 +86,48 @@ func checkMatMul(t *testing.T, tr Traits, typ Type, matMul func(n int, w []byte,
 		}
 	}
 }
+
+// TestMatMulManyRows: MatMul of more rows than a batched kernel computes
+// per call (and not a multiple of it), with every number of activations
+// from 1 to MaxDotN (so every count of full and short quads of four),
+// gives each row and activation the bits of the portable Dot, for the
+// formats whose wasm kernels batch rows that way (Q4_0, Q8_0, Q4_K,
+// Q6_K), on random blocks and on rows of extreme quants.
+func TestMatMulManyRows(t *testing.T) {
+	portable := newTable(nil)
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+			tr, p := ks.traits(typ), portable.traits(typ)
+			at := TraitsOf(tr.VecDotType)
+			rng := rand.New(rand.NewPCG(17, uint64(typ)))
+			const rows = 133
+			nb := 3
+			if tr.BlockSize == qk {
+				nb = 9
+			}
+			n := nb * tr.BlockSize
+			rowBytes := nb * tr.TypeSize
+			w := randBlocks(rng, typ, nb*rows)
+			for i := range w[:len(w)/3] { // extreme quants in the first rows
+				w[i] |= 0x88
+			}
+			for nacts := 1; nacts <= MaxDotN; nacts++ {
+				acts := make([][]byte, nacts)
+				outs := make([][]float32, nacts)
+				for i := range acts {
+					acts[i] = randBlocks(rng, tr.VecDotType, n/at.BlockSize)
+					outs[i] = make([]float32, rows+1)
+				}
+				tr.MatMul(n, w, acts, outs, 1)
+				for i, a := range acts {
+					for r := range rows {
+						got, want := outs[i][1+r], p.Dot(n, w[r*rowBytes:(r+1)*rowBytes], a)
+						if !sameFloat(got, want) {
+							t.Fatalf("%v acts=%d: row %d activation %d: MatMul %g, portable Dot %g", typ, nacts, r, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -132,20 +132,7 @@ func dotNQ3_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
 	)
 	for b := range nb {
 		x := (*[q3_KBytes]byte)(w[b*q3_KBytes:])
-		scv := q3KScalesVec(x)
-		nh := load32((*[32]byte)(x[:])).Not().ReshapeToUint16s()
-		for h := range 2 {
-			s := scv.ConcatPermute128Scalars(0, 0, scv)
-			if h == 1 {
-				s = scv.ConcatPermute128Scalars(1, 1, scv)
-			}
-			q := load32((*[32]byte)(x[32+32*h:])).ReshapeToUint16s()
-			for k := range 4 {
-				lo[4*h+k] = q.ShiftAllRight(uint64(2 * k)).AsUint8x32().And(m3)
-				hi[4*h+k] = nh.ShiftAllRight(uint64(4*h + k)).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(2).AsUint8x32()
-				sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
-			}
-		}
+		q3KDecode(x, &lo, &hi, &sc, &scm, m3, m1)
 		dx := fp16At(x[108:])
 		for i, a := range acts {
 			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
@@ -160,14 +147,6 @@ func dotNQ3_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
 	for i := range out {
 		out[i] = hsumX86Vec(acc[i])
 	}
-}
-
-func dotRowsQ3_KAVX2(n int, w, act []byte, out []float32) {
-	dotRows(dotQ3_KAVX2, n, n/qkK*q3_KBytes, w, act, out)
-}
-
-func dotRowsNQ3_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ3_KAVX2, n/qkK*q3_KBytes, n, w, acts, outs, at)
 }
 
 // dotNQ2_KAVX2 is dotQ2_KAVX2 for several activations: each block is
@@ -191,20 +170,7 @@ func dotNQ2_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
 	)
 	for b := range nb {
 		x := (*[q2_KBytes]byte)(w[b*q2_KBytes:])
-		sm := load16((*[16]byte)(x[:]))
-		scv := sm.And(m4).BitsToInt8().ExtendToInt16()
-		mins := sm.ReshapeToUint16s().ShiftAllRight(4).AsUint8x16().And(m4).BitsToInt8().ExtendToInt16()
-		for h := range 2 {
-			s := scv.ConcatPermute128Scalars(0, 0, scv)
-			if h == 1 {
-				s = scv.ConcatPermute128Scalars(1, 1, scv)
-			}
-			qv := load32((*[32]byte)(x[16+32*h:])).ReshapeToUint16s()
-			for k := range 4 {
-				q[4*h+k] = qv.ShiftAllRight(uint64(2 * k)).AsUint8x32().And(m3)
-				sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
-			}
-		}
+		mins := q2KDecode(x, &q, &sc, &scm, m3, m4)
 		dx, dminx := fp16At(x[80:]), fp16At(x[82:])
 		for i, a := range acts {
 			yb := (*[q8_KBytes]byte)(a[b*q8_KBytes:])
@@ -221,12 +187,4 @@ func dotNQ2_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
 	for i := range out {
 		out[i] = hsumX86Vec(acc[i])
 	}
-}
-
-func dotRowsQ2_KAVX2(n int, w, act []byte, out []float32) {
-	dotRows(dotQ2_KAVX2, n, n/qkK*q2_KBytes, w, act, out)
-}
-
-func dotRowsNQ2_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ2_KAVX2, n/qkK*q2_KBytes, n, w, acts, outs, at)
 }

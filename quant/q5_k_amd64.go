@@ -142,11 +142,3 @@ func q5KDecode(x *[q5_KBytes]byte, q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int1
 	q[6], q[7] = q5KQuants(load32((*[32]byte)(x[144:])), hb, 6, m4, m1)
 	return archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
 }
-
-func dotRowsQ5_KAVX2(n int, w, act []byte, out []float32) {
-	dotRows(dotQ5_KAVX2, n, n/qkK*q5_KBytes, w, act, out)
-}
-
-func dotRowsNQ5_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNQ5_KAVX2, n/qkK*q5_KBytes, n, w, acts, outs, at)
-}

@@ -8,24 +8,26 @@ package quant
 // laid over the SIMD128 table. Their integer sums (relaxed_wasm.s) are the
 // SIMD128 kernels' exact sums, computed with the relaxed int8 dot
 // (i16x8.relaxed_dot_i8x16_i7x16_s); the float parts are the SIMD128
-// kernels' own, so every kernel gives the bits of its portable twin, as
+// kernels' own or (DotRowsN) the same operations in asm, so every kernel
+// gives the bits of its portable twin, as
 // the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
 // relaxed dot is wrong). The module needs scripts/relaxpatch after linking
-// (relaxed_wasm.h). Q4_0 and Q8_0 keep their SIMD128 kernels, which
-// measured as fast or faster (relaxed_wasm.s). No
+// (relaxed_wasm.h). Q4_0 keeps its SIMD128 Dot and DotRows, Q8_0 all its
+// SIMD128 kernels, which measured as fast or faster (relaxed_wasm.s); Q4_0
+// has a relaxed DotRowsN (relaxedn_wasm.go). No
 // float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
 // the engine's choice, and the results must be the reference's bits.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
-// DotN and DotRowsN are the SIMD128 table's (DotRowsN: the batched kernel of
-// dotrowsn_wasm.s, which decodes each weight block once for the whole
-// batch, faster for prefill than relaxed dots row by row).
+// DotN kernels are the SIMD128 table's; its DotRowsN kernels put four
+// activations in the lanes of a vector (relaxedn_wasm.go).
 func relaxedTables() []kernelTable {
 	return []kernelTable{{
 		name: "relaxed SIMD",
 		formats: []formatKernels{
-			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed}},
-			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed}},
+			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed, dotRowsN: dotRowsNQ4_KRelaxed}},
+			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
+			{Q4_0, kernels{dotRowsN: dotRowsNQ4_0Relaxed}},
 		},
 	}}
 }

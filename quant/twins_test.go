@@ -242,7 +242,7 @@ func TestF16DotWidenAll(t *testing.T) {
 func TestDotNRandom(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(10, 10))
-		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0}) {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0, TQ1_0}) {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -297,7 +297,7 @@ func TestScalesMinsK4(t *testing.T) {
 func TestDotTwinsManyBlocks(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(12, 12))
-		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0}) {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0, TQ1_0}) {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -332,7 +332,7 @@ func TestDotTwinsManyBlocks(t *testing.T) {
 func TestDotScalesAllFP16(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(13, 13))
-		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, TQ2_0}) {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, TQ2_0, TQ1_0}) {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
@@ -340,7 +340,7 @@ func TestDotScalesAllFP16(t *testing.T) {
 			n := nb * tr.BlockSize
 			w := randBlocks(rng, typ, nb)
 			act := randBlocks(rng, tr.VecDotType, n/at.BlockSize)
-			off := map[Type][]int{Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2}, Q8_0: {0}, Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208}, IQ4_NL: {0}, IQ4_XS: {0}, IQ3_S: {0}, IQ3_XXS: {0}, IQ2_XXS: {0}, IQ2_XS: {0}, IQ2_S: {0}, IQ1_S: {0}, TQ2_0: {64}}[typ]
+			off := map[Type][]int{Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2}, Q8_0: {0}, Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208}, IQ4_NL: {0}, IQ4_XS: {0}, IQ3_S: {0}, IQ3_XXS: {0}, IQ2_XXS: {0}, IQ2_XS: {0}, IQ2_S: {0}, IQ1_S: {0}, TQ2_0: {64}, TQ1_0: {52}}[typ]
 			out := make([]float32, 1)
 			for h := range 1 << 16 {
 				b := h % nb
@@ -370,7 +370,7 @@ func TestDotScalesAllFP16(t *testing.T) {
 func TestMatVecTwins(t *testing.T) {
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
 		rng := rand.New(rand.NewPCG(21, 21))
-		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0, F32, F16, BF16}) {
+		for _, typ := range slices.Concat(twinTypes, []Type{IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M, TQ2_0, TQ1_0, F32, F16, BF16}) {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]

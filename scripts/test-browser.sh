@@ -12,9 +12,11 @@ if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
   echo "test-browser: no chromium at ${CHROMIUM:-/usr/bin/chromium} (apt-get install -y chromium)" >&2
   exit 1
 fi
-if [ ! -d node_modules/playwright-core ]; then
-  echo "test-browser: node_modules/playwright-core is missing (npm ci)" >&2
-  exit 1
-fi
+for dep in playwright-core typescript; do
+  if [ ! -d "node_modules/$dep" ]; then
+    echo "test-browser: node_modules/$dep is missing (npm ci)" >&2
+    exit 1
+  fi
+done
 scripts/serve.sh --build-only
 exec node --test --test-concurrency=1 --test-timeout=180000 web/test/*.test.mjs

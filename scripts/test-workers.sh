@@ -4,13 +4,16 @@
 #   - build/ (config.capnp): stories260K embedded; fits the paid plan.
 #     TestE2E, then TestSoak: PICOLM_SOAK_SECONDS (default 60; 0 skips it)
 #     of mixed valid and hostile traffic, reporting workerd's RSS and the Go
-#     instance's memory over time;
+#     instance's memory over time; then wasm/cloudflare/test/openai.test.mjs,
+#     the API through the official openai npm client (structured output,
+#     tools, embeddings, logprobs, seeds);
 #   - build-faults/ (config-faults.capnp, build.sh --faults): the same plus
 #     test-only routes that take the Go instance down; TestE2EFaults checks
 #     that the glue answers and replaces it;
 #   - build-free/ (config-free.capnp, build.sh --free): no embedded model,
 #     so it fits the free plan's 3 MB; the Worker fetches stories260K from
-#     MODEL_URL, a second workerd service (a disk directory) on 127.0.0.1.
+#     MODEL_URL, a second workerd service (a disk directory) on 127.0.0.1;
+#     then again with MODEL_URL the first shard of a split stories260K.
 # For each: starts `workerd serve` on 127.0.0.1, waits until it accepts
 # connections, runs the Go client tests and stops workerd: SIGTERM, which
 # must end it within STOP_GRACE seconds (workerd drains the requests in
@@ -77,7 +80,7 @@ stop() {
 }
 cleanup() {
 	stop force
-	rm -rf "$log" "$models"
+	rm -rf "$log" "$models" "${shards:-}"
 }
 trap cleanup EXIT
 
@@ -101,13 +104,18 @@ waitport() {
 	exit 1
 }
 
-# e2e NAME TEST: the Go test TEST against the running workerd (the
-# environment passes on), then stop it.
+# e2e NAME TEST [NODETEST]: the Go test TEST against the running workerd
+# (the environment passes on), then the node:test file NODETEST if given,
+# then stop it.
 e2e() {
 	local status=0
 	echo "test-workers: $2, $1"
 	PICOLM_WORKER_URL="http://127.0.0.1:$port" PICOLM_WORKERD_PID="$pid" \
 		go test -count=1 -v -timeout 20m -run "^($2)\$" ./wasm/cloudflare/ || status=$?
+	if [ "$status" = 0 ] && [ -n "${3:-}" ]; then
+		echo "test-workers: $3 (the openai npm client), $1"
+		PICOLM_WORKER_URL="http://127.0.0.1:$port" node --test --test-reporter=spec "$3" || status=$?
+	fi
 	if [ "$status" != 0 ]; then
 		echo "test-workers: $1: workerd log:" >&2
 		cat "$log" >&2
@@ -122,7 +130,7 @@ e2e() {
 pid=$!
 waitport "$port"
 PICOLM_WORKER_MODEL_SOURCE=embedded PICOLM_SOAK_SECONDS="${PICOLM_SOAK_SECONDS:-60}" \
-	e2e "build/ (model embedded)" "TestE2E|TestSoak"
+	e2e "build/ (model embedded)" "TestE2E|TestSoak" wasm/cloudflare/test/openai.test.mjs
 
 "$WORKERD" serve wasm/cloudflare/config-faults.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
 pid=$!
@@ -141,3 +149,17 @@ pid=$!
 waitport "$port"
 waitport "$mport"
 PICOLM_WORKER_MODEL_SOURCE="$url" PICOLM_WORKER_MODEL_DIR="$models" e2e "build-free/ (model from MODEL_URL)" TestE2E
+
+# The free bundle again, MODEL_URL the first shard of a split GGUF: the
+# Worker fetches the others by name. TestE2ESplit writes the shards into
+# the (new, empty) directory, one missing at first.
+shards=$(mktemp -d)
+url="http://127.0.0.1:$mport/stories-00001-of-00003.gguf"
+MODEL_URL="$url" "$WORKERD" serve wasm/cloudflare/config-free.capnp \
+	--socket-addr "http=127.0.0.1:$port" --socket-addr "models=127.0.0.1:$mport" \
+	--directory-path "models=$shards" >"$log" 2>&1 &
+pid=$!
+waitport "$port"
+waitport "$mport"
+PICOLM_WORKER_MODEL_SOURCE="$url" PICOLM_WORKER_SPLIT_DIR="$shards" e2e "build-free/ (a split GGUF from MODEL_URL)" TestE2ESplit
+rm -rf "$shards"

@@ -12,7 +12,7 @@ step() { printf '\n== %s\n' "$*"; }
 
 step "dependencies (Go modules, npm packages, Debian chromium) when missing"
 go mod download
-if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/workerd ] || [ ! -d node_modules/ajv-formats ]; then
+if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/workerd ] || [ ! -d node_modules/ajv-formats ] || [ ! -d node_modules/typescript ] || [ ! -d node_modules/openai ]; then
   npm ci --no-audit --no-fund
 fi
 if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then

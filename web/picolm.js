@@ -3,21 +3,40 @@
 //   import { PicoLM } from "./web/picolm.js";
 //   const m = await PicoLM.load(urlOrFileOrBytes, { onProgress: p => console.log(p.loaded, p.total) });
 //   for await (const piece of m.generate("Once upon a time", { maxTokens: 64, temperature: 0 })) out.textContent += piece;
+//   const r = await m.chat.completions.create({ messages: [{ role: "user", content: "Hi" }] }); // OpenAI's shapes (web/openai.js)
+//   const e = await m.embeddings.create({ input: ["Once upon a time"] });                     // tools, logprobs too
 //   m.unload();
 //
 // The engine (Go, compiled to wasm) runs in a dedicated Web Worker. A model is
 // streamed straight into the engine's memory, where it is parsed in place, so
 // it exists once in memory after loading. Models fetched by URL are kept in the
-// Cache API; PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
+// Origin Private File System (web/cache.js; the Cache API where the browser has
+// no OPFS); PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
 //
 // Go runs one thread per wasm instance, so where the page is cross-origin
 // isolated (SharedArrayBuffer) a model can be split over several Workers
-// (opts.workers; default 2 there on a machine with 2+ cores, else 1): each
-// holds its rows of every weight matrix, and per group of matrix products the
-// lead worker, which runs the model, shares the activations with the others
-// through a SharedArrayBuffer and Atomics (wasm/browser/worker/split_js.go). The model
-// file passes through one SharedArrayBuffer that every worker copies its part
-// out of, and is dropped after loading: the model still exists once.
+// (opts.workers; by default one per core, navigator.hardwareConcurrency, as
+// many as the model's attention divides over: its KV heads): each holds its
+// rows of every weight matrix and its attention heads' q, k and v rows and
+// KV cache. Per step of the forward pass (a layer's attention, then each
+// group of matrix products) the lead worker, which runs the model, shares
+// the activations with the others through a SharedArrayBuffer and Atomics
+// (wasm/browser/worker/split_js.go). The model file passes through one
+// SharedArrayBuffer that every worker copies its part out of, and is dropped
+// after loading: the model and its KV cache still exist once.
+//
+// A model split into shards by llama.cpp's gguf-split (NAME-00001-of-00003.gguf,
+// ...) loads from its first shard's URL (the others are fetched by name beside
+// it) or from all its files at once (picked or dropped together): the shards
+// are laid end to end in the engine's memory and joined there (openShards).
+
+import { openModelStore } from "./cache.js";
+
+import { PicoLMError, AbortError, BadRequestError, ModelLoadError, fromWorker } from "./errors.js";
+import { Chat, Completions, Embeddings } from "./openai.js";
+
+export { PicoLMError, BadRequestError, ContextFullError, ModelLoadError, AbortError } from "./errors.js";
+export { Chat, ChatCompletions, Completions, Embeddings } from "./openai.js";
 
 const CACHE = "picolm-models-v1";
 const BUILTIN = "builtin";
@@ -35,9 +54,12 @@ export function canSplit() {
   return !!globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function" && typeof Atomics === "object";
 }
 
-/** The Workers a model is split over by default: 2 when canSplit() and the machine has 2+ cores, else 1. */
+/**
+ * The Workers a model is split over by default, at most: one per core (navigator.hardwareConcurrency, up to 16)
+ * where canSplit(), else 1. PicoLM.load uses no more than the model's attention divides over (its KV heads).
+ */
 export function defaultWorkers() {
-  return canSplit() && (navigator.hardwareConcurrency || 1) >= 2 ? 2 : 1;
+  return canSplit() ? Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_WORKERS)) : 1;
 }
 
 // RELAXED_PROBE is a module whose one function computes
@@ -74,16 +96,8 @@ export function wasmBuild() {
 // buildFor is the build opts.build asks for (default wasmBuild()).
 function buildFor(opts) {
   const b = opts.build ?? wasmBuild();
-  if (!BUILDS.includes(b)) throw new PicoLMError(`build must be one of ${BUILDS.join(", ")}, got ${b}`);
+  if (!BUILDS.includes(b)) throw new BadRequestError(`build must be one of ${BUILDS.join(", ")}, got ${b}`, "build");
   return b;
-}
-
-/** A loading error whose message is meant for people. */
-export class PicoLMError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "PicoLMError";
-  }
 }
 
 function formatBytes(n) {
@@ -129,14 +143,15 @@ class Engine {
     this.pending = new Map(); // id -> {resolve, reject, onToken}
     this.dead = null;
     this.ready = new Promise((resolve, reject) => { this._ready = { resolve, reject }; });
+    this.ready.catch(() => {}); // a worker terminated before it started is not an unhandled rejection; awaiting ready still throws
     this.worker.onmessage = (e) => this._onMessage(e.data);
     this.worker.onerror = (e) => this._die(e.message || "the engine worker failed");
     this.onDie = null; // a shard worker marks its channel failed, so the lead stops waiting for it
   }
 
-  _die(message) {
+  _die(message, code = "engine") {
     if (this.onDie) this.onDie();
-    this.dead = new PicoLMError(message);
+    this.dead = new PicoLMError(message, code);
     this._ready.reject(this.dead);
     for (const p of this.pending.values()) p.reject(this.dead);
     this.pending.clear();
@@ -162,7 +177,7 @@ class Engine {
         return;
       case "error":
         this.pending.delete(msg.id);
-        p.reject(new PicoLMError(msg.message));
+        p.reject(fromWorker(msg));
         return;
       default: // ok, loaded, done, unloaded
         this.pending.delete(msg.id);
@@ -190,11 +205,21 @@ class Engine {
 
   terminate() {
     this.worker.terminate();
-    this._die("the model was unloaded");
+    this._die("the model was unloaded", "no_model");
   }
 }
 
+// openCache opens the store of downloaded models: the Origin Private File
+// System where the browser has it (web/cache.js: one file per model on disk),
+// else the Cache API; null in neither (not a secure context).
 async function openCache() {
+  const store = await openModelStore();
+  return store || openLegacyCache();
+}
+
+// openLegacyCache opens the Cache API's store (where models were kept before
+// OPFS: cached() still lists them, deleteCached deletes them).
+async function openLegacyCache() {
   if (!globalThis.caches) return null; // not a secure context
   try { return await caches.open(CACHE); } catch { return null; }
 }
@@ -270,6 +295,142 @@ async function download(cache, url, name, opts) {
     if (e instanceof PicoLMError || (opts.signal && opts.signal.aborted)) throw e;
     return false; // the cache refused it (quota): the caller streams instead
   }
+}
+
+// SHARD_TAIL matches the end of a shard's name, "-00001-of-00003.gguf"
+// (llama_split_path's "%s-%05d-of-%05d.gguf", numbered from 1).
+const SHARD_TAIL = /-(\d{5})-of-(\d{5})\.gguf$/;
+const MAX_SHARDS = 65535; // split.count is a u16
+
+function shardTail(no, count) {
+  return `-${String(no).padStart(5, "0")}-of-${String(count).padStart(5, "0")}.gguf`;
+}
+
+// parseShardName splits a shard's name: {prefix, no (from 1), count}, or null.
+function parseShardName(name) {
+  const m = SHARD_TAIL.exec(name);
+  if (!m) return null;
+  const no = Number(m[1]), count = Number(m[2]);
+  const prefix = name.slice(0, m.index);
+  return prefix && no >= 1 && no <= count && count <= MAX_SHARDS ? { prefix, no, count } : null;
+}
+
+function baseName(url) {
+  return decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
+}
+
+// shardParts returns the shards a source names, in order, as
+// [{name, url} or {name, blob}]: for a URL whose name is a shard's (of 2 or
+// more), every shard's URL beside it; for several Files, Blobs (with names)
+// or URLs, those, checked to be every shard of one split model. null for
+// any other source (one file).
+function shardParts(source) {
+  if (typeof source === "string" || source instanceof URL) {
+    const url = new URL(String(source), location.href);
+    const p = parseShardName(baseName(url.href));
+    if (!p || p.count < 2) return null;
+    // The tail is ASCII: it ends the raw (percent-encoded) path too.
+    const stem = url.pathname.slice(0, url.pathname.length - shardTail(1, 1).length);
+    return Array.from({ length: p.count }, (_, i) => {
+      const u = new URL(url.href);
+      u.pathname = stem + shardTail(i + 1, p.count);
+      return { prefix: p.prefix, no: i + 1, count: p.count, name: p.prefix + shardTail(i + 1, p.count), url: u.href };
+    });
+  }
+  const list = Array.isArray(source) ? source : (typeof FileList !== "undefined" && source instanceof FileList) ? Array.from(source) : null;
+  if (!list || list.length < 2) return null;
+  const parts = list.map((item) => {
+    const isBlob = item instanceof Blob;
+    if (!isBlob && typeof item !== "string" && !(item instanceof URL)) throw new PicoLMError("the shards of a split model are given as Files (or Blobs with names) or URLs");
+    const name = isBlob ? (item.name || "") : baseName(cacheKey(String(item)));
+    const p = parseShardName(name);
+    if (!p) throw new PicoLMError(`${name || "a Blob without a name"} is not named as a shard of a split model (NAME-00001-of-00003.gguf): give one model file, or every shard of one split model`);
+    return { ...p, name, ...(isBlob ? { blob: item } : { url: cacheKey(String(item)) }) };
+  });
+  const first = parts[0];
+  const byNo = new Map();
+  for (const q of parts) {
+    if (q.prefix !== first.prefix || q.count !== first.count) throw new PicoLMError(`${first.name} and ${q.name} are not shards of the same split model`);
+    if (byNo.has(q.no)) throw new PicoLMError(`shard ${q.no} of ${q.count} is given twice (${byNo.get(q.no).name})`);
+    byNo.set(q.no, q);
+  }
+  const missing = [];
+  for (let i = 1; i <= first.count; i++) if (!byNo.has(i)) missing.push(first.prefix + shardTail(i, first.count));
+  if (missing.length) throw missingShards(missing, first.count, first.prefix);
+  return [...byNo.keys()].sort((a, b) => a - b).map((k) => byNo.get(k));
+}
+
+function missingShards(names, count, prefix, unchecked = false) {
+  const more = names.length > 4 ? ` and ${names.length - 4} more` : unchecked ? " (and maybe more: the rest were not checked)" : "";
+  return new PicoLMError(`missing shard${names.length > 1 ? "s" : ""}: ${names.slice(0, 4).join(", ")}${more} of the ${count} shards of ${prefix}. Nothing was loaded.`);
+}
+
+// openShards opens the shards of a split GGUF that source names (see
+// shardParts): null for one file, else {name, names, sizes, blobs, size,
+// fromCache, urls, cache}, every shard a Blob, downloads kept in the cache
+// as with one file. Every shard is checked to exist (a HEAD request for one
+// not cached) and the total size to fit before anything is downloaded.
+async function openShards(source, opts) {
+  const parts = shardParts(source);
+  if (!parts) return null;
+  const count = parts.length, prefix = parts[0].prefix, name = parts[0].name;
+  const cache = opts.cache === false ? null : await openCache();
+  const missing = [];
+  let total = 0, unchecked = false;
+  for (const p of parts) {
+    if (p.blob) { total += p.blob.size; continue; }
+    const hit = cache && (await cache.match(p.url));
+    if (hit) { p.blob = await hit.blob(); p.cached = true; total += p.blob.size; continue; }
+    if (missing.length >= 4) { unchecked = true; break; } // enough to name
+    let resp = null;
+    try { resp = await fetch(p.url, { method: "HEAD", signal: opts.signal }); } catch { /* the download says why */ }
+    if (resp && (resp.status === 404 || resp.status === 410)) missing.push(p.name);
+    else if (resp && resp.ok) total += Number(resp.headers.get("content-length")) || 0;
+  }
+  if (missing.length) throw missingShards(missing, count, prefix, unchecked);
+  if (total > maxModelBytes) throw tooLarge(`${name} (${count} shards)`, total);
+  let done = 0;
+  const partOpts = {
+    ...opts,
+    onProgress: opts.onProgress && ((q) => opts.onProgress({ ...q, loaded: done + q.loaded, total: Math.max(total, done + q.total), fraction: total ? (done + q.loaded) / total : 0, name })),
+  };
+  for (const p of parts) {
+    if (!p.blob) {
+      let hit = null;
+      if (cache && (await download(cache, p.url, p.name, partOpts))) hit = await cache.match(p.url);
+      p.blob = hit ? await hit.blob() : await (await fetchOK(p.url, opts)).resp.blob();
+    }
+    done += p.blob.size;
+  }
+  const sizes = parts.map((p) => p.blob.size);
+  const size = sizes.reduce((a, b) => a + b, 0);
+  if (size > maxModelBytes) throw tooLarge(`${name} (${count} shards)`, size);
+  return {
+    name, names: parts.map((p) => p.name), sizes, blobs: parts.map((p) => p.blob), size,
+    fromCache: parts.every((p) => p.cached), urls: parts.filter((p) => p.url).map((p) => p.url), cache,
+  };
+}
+
+// loadShards hands a split GGUF's shards (openShards) to the worker, which
+// reads them one after the other into one buffer.
+async function loadShards(engine, set, opts) {
+  const started = performance.now();
+  const onMsg = (m) => {
+    if (!opts.onProgress) return;
+    const secs = (performance.now() - started) / 1000;
+    opts.onProgress({ loaded: m.loaded, total: set.size, fraction: set.size ? m.loaded / set.size : 1, bytesPerSec: secs > 0 ? m.loaded / secs : 0, fromCache: set.fromCache, name: set.name });
+  };
+  try {
+    return await engine.request({ type: "blob", name: set.name, blobs: set.blobs, names: set.names }, [], onMsg);
+  } catch (e) {
+    await forgetShards(set);
+    throw e;
+  }
+}
+
+// forgetShards drops a refused split model's shards from the cache.
+async function forgetShards(set) {
+  if (set && set.cache) for (const u of set.urls) await set.cache.delete(u).catch(() => {});
 }
 
 // loadBlob hands a Blob to the worker, which reads it in slices.
@@ -360,6 +521,19 @@ async function splitSource(source, opts) {
       }
     },
   });
+  const set = await openShards(source, opts);
+  if (set) {
+    return {
+      name: set.name, size: set.size, sizes: set.sizes, names: set.names, fromCache: set.fromCache, set,
+      async fill(u8) {
+        let off = 0;
+        for (const [i, blob] of set.blobs.entries()) {
+          await fromBlob(blob, set.names[i], set.fromCache).fill(u8.subarray(off, off + blob.size));
+          off += blob.size;
+        }
+      },
+    };
+  }
   source = ownBuffer(source);
   if (source instanceof ArrayBuffer) {
     // Taken from the caller as with one worker (detached there), copied into
@@ -397,14 +571,19 @@ async function splitSource(source, opts) {
 }
 
 // loadSplit loads a model split over the lead engine and n-1 new shard
-// workers: resolves {loaded, shards}. On failure the shards are terminated.
-async function loadSplit(engine, source, opts, n) {
+// workers (auto: at most n, as many as the model's attention divides over):
+// resolves {loaded, shards}. On failure the shards are terminated.
+async function loadSplit(engine, source, opts, n, auto) {
   const src = await splitSource(source, opts);
   if (src.size > maxModelBytes) throw tooLarge(src.name, src.size);
   const shards = [];
   try {
     let model = new SharedArrayBuffer(src.size);
     await src.fill(new Uint8Array(model));
+    if (auto) {
+      const plan = await engine.request({ type: "plan", name: src.name, model, size: src.size });
+      n = Math.max(1, Math.min(n, plan.maxWorkers));
+    }
     const channels = [];
     for (let k = 1; k < n; k++) {
       const channel = new SharedArrayBuffer(CHANNEL_BYTES);
@@ -419,23 +598,28 @@ async function loadSplit(engine, source, opts, n) {
       shards.push(shard);
     }
     await Promise.all(shards.map((s) => s.ready));
-    shards.forEach((s, i) => s.post({ type: "shard", id: 0, model, size: src.size, part: i + 1, parts: n, channel: channels[i] }));
-    const loaded = await engine.request({ type: "loadSplit", name: src.name, model, size: src.size, channels });
+    const files = src.sizes ? { sizes: src.sizes, names: src.names } : {}; // a split GGUF's shards, end to end
+    shards.forEach((s, i) => s.post({ type: "shard", id: 0, model, size: src.size, part: i + 1, parts: n, channel: channels[i], ...files }));
+    const loaded = await engine.request({ type: "loadSplit", name: src.name, model, size: src.size, channels, ...files });
     model = null; // every worker has its part: the file's buffer can go
     return { loaded, shards };
   } catch (e) {
     for (const s of shards) s.terminate();
     if (src.cache && src.url) await src.cache.delete(src.url).catch(() => {}); // do not keep a file the engine refused
+    await forgetShards(src.set);
     throw e;
   }
 }
 
+// workersFor is the Workers a load asks for: {n, auto} (auto: the default,
+// capped by the model once its header is read).
 function workersFor(source, opts) {
-  const n = opts.workers ?? defaultWorkers();
-  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) throw new PicoLMError(`workers must be an integer from 1 to ${MAX_WORKERS}, got ${n}`);
+  const auto = opts.workers == null;
+  const n = auto ? defaultWorkers() : opts.workers;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) throw new BadRequestError(`workers must be an integer from 1 to ${MAX_WORKERS}, got ${n}`, "workers");
   // The built-in model is part of the engine's binary: it is not split.
-  if (source === BUILTIN || source == null || !canSplit()) return 1;
-  return n;
+  if (source === BUILTIN || source == null || !canSplit()) return { n: 1, auto };
+  return { n, auto };
 }
 
 /** A loaded model running in its own Web Worker. */
@@ -444,6 +628,12 @@ export class PicoLM {
     this._engine = engine;
     this._shards = shards;
     this._set(loaded);
+    /** OpenAI's chat completions: chat.completions.create({messages, ...}) (web/openai.js). */
+    this.chat = new Chat(this);
+    /** OpenAI's text completions: completions.create({prompt, ...}) (web/openai.js). */
+    this.completions = new Completions(this);
+    /** OpenAI's embeddings: embeddings.create({input, encoding_format}) (web/openai.js). */
+    this.embeddings = new Embeddings(this);
   }
 
   /** The engine build the workers run: "relaxed" or "simd128" (see wasmBuild). */
@@ -459,10 +649,15 @@ export class PicoLM {
   /**
    * Load a model: a URL (fetched, cached), a File or Blob (streamed), an
    * ArrayBuffer or Uint8Array (transferred to the worker: the caller's buffer
-   * is detached), or nothing / "builtin" for the built-in stories260K.
+   * is detached), or nothing / "builtin" for the built-in stories260K. A split
+   * GGUF (llama.cpp's gguf-split, NAME-00001-of-00003.gguf, ...): the URL of
+   * its first shard (the others are fetched beside it, each cached), or an
+   * array or FileList of all its Files (or URLs); a missing shard is named
+   * before anything is downloaded.
    * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache}), signal, cache: true, workerURL,
-   * workers: the Workers the model is split over (default defaultWorkers(); 1 where the page is not
-   * cross-origin isolated and for the built-in model), build: "relaxed" or "simd128" (default wasmBuild())}.
+   * workers: the Workers the model is split over (default defaultWorkers(), one per core, capped at the model's KV
+   * heads; 1 where the page is not cross-origin isolated and for the built-in model; info.workers says how many),
+   * build: "relaxed" or "simd128" (default wasmBuild())}.
    */
   static async load(source = BUILTIN, opts = {}) {
     const engine = new Engine(opts.workerURL, buildFor(opts));
@@ -471,7 +666,7 @@ export class PicoLM {
       return new PicoLM(engine, loaded, shards);
     } catch (e) {
       engine.terminate();
-      throw e;
+      throw loadError(e, opts);
     }
   }
 
@@ -480,16 +675,22 @@ export class PicoLM {
     this.info = null;
     for (const s of this._shards) s.terminate();
     this._shards = [];
-    const { loaded, shards } = await PicoLM._loadInto(this._engine, source, opts);
+    let loaded, shards;
+    try {
+      ({ loaded, shards } = await PicoLM._loadInto(this._engine, source, opts));
+    } catch (e) {
+      throw loadError(e, opts);
+    }
     this._shards = shards;
     this._set(loaded);
     return this;
   }
 
   static async _loadInto(engine, source, opts) {
-    const n = workersFor(source, opts);
+    if ((Array.isArray(source) || (typeof FileList !== "undefined" && source instanceof FileList)) && source.length === 1) source = source[0];
+    const { n, auto } = workersFor(source, opts);
     await engine.ready;
-    if (n > 1) return loadSplit(engine, source, opts, n);
+    if (n > 1) return loadSplit(engine, source, opts, n, auto);
     if (engine.dead) throw engine.dead;
     return { loaded: await PicoLM._loadOne(engine, source, opts), shards: [] };
   }
@@ -502,6 +703,8 @@ export class PicoLM {
       return engine.request({ type: "load", name, bytes: source }, [source]);
     }
     if (source instanceof Blob) return loadBlob(engine, source, source.name || "model.gguf", false, opts);
+    const set = await openShards(source, opts);
+    if (set) return loadShards(engine, set, opts);
     const url = cacheKey(String(source));
     const name = decodeURIComponent(new URL(url).pathname.split("/").pop() || url);
     const cache = opts.cache === false ? null : await openCache();
@@ -531,18 +734,34 @@ export class PicoLM {
   /**
    * Generate with callbacks; resolves with the stats
    * {prompt, promptTokens, cachedTokens, prefillMs, generated, decodeMs, tokensPerSec, stop, memory}, and for a model
-   * split over Workers split: {prefill, decode}, each {syncs, leadWaitMs, leadSleeps, shardBusyMs: [], shardSleeps: []}
-   * (the synchronisations, the lead's time waiting for the other Workers, each other Worker's time computing).
+   * split over Workers split: {prefill, decode}, each {syncs, attentionSyncs, leadAttentionMs, leadProductsMs, leadSendMs,
+   * leadWaitMs, leadEmitMs, leadOtherMs, leadSleeps, shardBusyMs: [], shardAttentionMs: [], shardSleeps: []} (the
+   * synchronisations, attention ones of them; the lead's time on its own heads' attention, its own rows of the other
+   * products, sending requests, waiting for the other Workers, posting tokens, and the rest; its sleeps in
+   * Atomics.wait; each other Worker's time computing, attention of it, its sleeps).
    * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template
    * (a plain "User: ..." / "Assistant:" transcript for a model without one).
-   * opts: {maxTokens: 256, temperature: 0.8, topP: 0.9, topK: 0, seed: 42, json: false, signal, onToken({text, count, tokensPerSec})}.
+   * opts: {maxTokens: 256 (0: until the model ends or the context is full), temperature: 0.8, topP: 0.9, topK: 0, minP: 0,
+   * seed: 42, json: false, grammar: GBNF source, jsonSchema: a JSON Schema (an object or its text), stop: [strings],
+   * signal, onToken({text, count, tokensPerSec})}. At most one of json, grammar and jsonSchema. A generation ended by a stop
+   * sequence has stop "stop_sequence" (the text before it is emitted); one stopped by stop() or the signal has stop "stopped".
    */
   async run(input, opts = {}) {
     const e = this._engine;
     await e.ready;
     if (e.dead) throw e.dead;
-    const msg = { type: "generate", maxTokens: opts.maxTokens ?? 256, temperature: opts.temperature ?? 0.8, topP: opts.topP ?? 0.9, topK: opts.topK ?? 0, seed: opts.seed ?? 42, json: !!opts.json };
-    if (Array.isArray(input)) msg.messages = input.map((m) => ({ role: String(m.role), content: String(m.content) }));
+    if (opts.signal && opts.signal.aborted) {
+      // Aborted before it started: nothing is generated.
+      return { prompt: "", promptTokens: 0, cachedTokens: 0, prefillMs: 0, generated: 0, decodeMs: 0, tokensPerSec: 0, stop: "stopped", stopReason: "", memory: this.memory };
+    }
+    const msg = { type: "generate", maxTokens: opts.maxTokens ?? 256, temperature: opts.temperature ?? 0.8, topP: opts.topP ?? 0.9, topK: opts.topK ?? 0, minP: opts.minP ?? 0, seed: opts.seed ?? 42, json: !!opts.json };
+    if (opts.grammar != null) msg.grammar = String(opts.grammar);
+    if (opts.jsonSchema != null) msg.jsonSchema = typeof opts.jsonSchema === "string" ? opts.jsonSchema : JSON.stringify(opts.jsonSchema);
+    if (opts.stop != null) msg.stop = (typeof opts.stop === "string" ? [opts.stop] : Array.from(opts.stop)).map(String);
+    if (opts.logprobs) { msg.logprobs = true; msg.topLogprobs = opts.topLogprobs ?? 0; }
+    if (opts.tools != null) msg.tools = Array.from(opts.tools, (t) => ({ name: String(t.name), description: String(t.description ?? ""), parameters: t.parameters == null ? "" : typeof t.parameters === "string" ? t.parameters : JSON.stringify(t.parameters) }));
+    if (opts.toolChoice != null) msg.toolChoice = { mode: String(opts.toolChoice.mode), function: String(opts.toolChoice.function ?? ""), parallel: opts.toolChoice.parallel !== false };
+    if (Array.isArray(input)) msg.messages = input.map(wireMessage);
     else msg.prompt = String(input);
     const id = e.nextId++;
     const { promise } = e._send(id, msg, [], opts.onToken);
@@ -551,12 +770,14 @@ export class PicoLM {
       if (opts.signal.aborted) stop();
       opts.signal.addEventListener("abort", stop, { once: true });
     }
-    this._stop = stop;
+    // The engine runs requests in the order they were sent: the first of
+    // _runs is the one generating (stop() stops it).
+    (this._runs ??= []).push(stop);
     try {
       const done = await promise;
       return { ...done.stats, memory: done.memory };
     } finally {
-      if (this._stop === stop) this._stop = null;
+      this._runs.splice(this._runs.indexOf(stop), 1);
       if (opts.signal) opts.signal.removeEventListener("abort", stop);
     }
   }
@@ -594,8 +815,27 @@ export class PicoLM {
     return it;
   }
 
+  /**
+   * Embed texts (or arrays of token ids), each on its own, with the engine's
+   * Session.Embed: the model's pooling of the final norm's output,
+   * L2-normalised. Resolves with {data: [Float32Array], tokens: [n]}; a model
+   * that makes no embeddings rejects with a BadRequestError (code
+   * embeddings_not_supported). Runs in the engine's queue, after the
+   * requests made before it.
+   */
+  async embed(inputs, opts = {}) {
+    const e = this._engine;
+    await e.ready;
+    if (e.dead) throw e.dead;
+    if (opts.signal && opts.signal.aborted) throw new AbortError();
+    const msg = { type: "embed", inputs: Array.from(inputs, (x) => (typeof x === "string" ? { text: x } : { tokens: Array.from(x) })) };
+    const { promise } = e._send(e.nextId++, msg, [], null);
+    const done = await promise;
+    return { data: done.data.map((b) => new Float32Array(b)), tokens: done.tokens };
+  }
+
   /** Stop the running generation after its current token. */
-  stop() { if (this._stop) this._stop(); }
+  stop() { if (this._runs && this._runs.length) this._runs[0](); }
 
   /** Terminate the workers and free the model's memory. */
   unload() {
@@ -606,24 +846,58 @@ export class PicoLM {
 
   /** Models in the cache: [{url, bytes, cachedAt}]. */
   static async cached() {
-    const cache = await openCache();
-    if (!cache) return [];
     const out = [];
-    for (const req of await cache.keys()) {
-      const r = await cache.match(req);
-      const bytes = Number(r && r.headers.get("content-length")) || (r ? (await r.blob()).size : 0);
-      out.push({ url: req.url, bytes, cachedAt: r && r.headers.get("x-picolm-cached") });
+    for (const cache of await stores()) {
+      for (const req of await cache.keys()) {
+        const r = await cache.match(req);
+        const bytes = Number(r && r.headers.get("content-length")) || (r ? (await r.blob()).size : 0);
+        out.push({ url: req.url, bytes, cachedAt: r && r.headers.get("x-picolm-cached") });
+      }
     }
     return out;
   }
 
   /** Remove a model from the cache; resolves true if it was there. */
   static async deleteCached(url) {
-    const cache = await openCache();
-    return cache ? cache.delete(cacheKey(url)) : false;
+    let had = false;
+    for (const cache of await stores()) if (await cache.delete(cacheKey(url))) had = true;
+    return had;
   }
 
   static formatBytes(n) { return formatBytes(n); }
+}
+
+// wireMessage is a chat message as the engine Worker reads it: {role,
+// content}, an assistant's toolCalls [{id, name, arguments}], a tool
+// result's toolCallId and name.
+function wireMessage(m) {
+  const w = { role: String(m.role), content: String(m.content ?? "") };
+  if (m.toolCalls) w.toolCalls = Array.from(m.toolCalls, (c) => ({ id: String(c.id ?? ""), name: String(c.name), arguments: String(c.arguments ?? "{}") }));
+  if (m.toolCallId != null) w.toolCallId = String(m.toolCallId);
+  if (m.name != null) w.name = String(m.name);
+  return w;
+}
+
+// loadError is the error a failed load rejects with: an AbortError when
+// opts.signal was aborted, a typed error as it is, any other one as a
+// ModelLoadError with the same message.
+function loadError(e, opts) {
+  if (opts.signal && opts.signal.aborted) return e instanceof AbortError ? e : new AbortError(e && e.message ? e.message : "loading was aborted", { cause: e });
+  if (e instanceof PicoLMError && e.code !== "engine") return e;
+  return new ModelLoadError(e && e.message ? e.message : String(e), { cause: e });
+}
+
+// stores are the model stores to list and delete from: OPFS and the Cache
+// API's (models cached before OPFS was used).
+async function stores() {
+  const out = [];
+  const store = await openModelStore();
+  if (store) out.push(store);
+  if (globalThis.caches && (await caches.has(CACHE).catch(() => false))) {
+    const legacy = await openLegacyCache();
+    if (legacy) out.push(legacy);
+  }
+  return out;
 }
 
 export default PicoLM;

@@ -13,41 +13,51 @@ globalThis.picolmMemory = () => ({
   jsHeapBytes: self.performance && performance.memory ? performance.memory.usedJSHeapSize : 0,
 });
 
-// The primitives of a split model's channel (wasm/browser/worker/split_js.go), one
-// call each from Go: a call from Go into JS costs far more than an
-// Atomics.load, so the polling happens here. Slots: 0 request sequence,
-// 1 response sequence, 3 status, 4 group id, 5 activations, 6 bytes per
-// activation, 7 results, 12 the shard's busy µs, 13 requests served, 14 and
-// 15 the shard's and the lead's sleeps.
+// The primitives of a split model's channel (wasm/browser/worker/split_js.go),
+// one call each from Go: a call from Go into JS costs far more than an
+// Atomics.load, so the polling happens here, and the calls take no
+// arguments (Go would box them: an allocation per call) — Go writes each
+// side's fields into the channel's slots first. Slots: 0 request sequence,
+// 1 response sequence, 14 the request's sequence, 19 the reply's, 20
+// requests served, 22 and 23 the shard's and the lead's sleeps, 24..27 the
+// lead's await arguments (slot, value, ms, µs of polling), 28..31 the
+// shard's.
 globalThis.picolmChannel = {
-  // request publishes a product for the shard (the lead).
-  request(i32, group, acts, actLen, outLen, seq) {
-    i32[4] = group; i32[5] = acts; i32[6] = actLen; i32[7] = outLen;
-    Atomics.store(i32, 0, seq);
-    Atomics.notify(i32, 0);
-  },
-  // reply publishes the shard's answer to request seq.
-  reply(i32, status, outLen, seq, busyUs) {
-    i32[3] = status; i32[7] = outLen; i32[12] = busyUs; i32[13]++;
-    Atomics.store(i32, 1, seq);
-    Atomics.notify(i32, 1);
-  },
-  // await returns slot i once it no longer holds v, or after about ms
-  // milliseconds: polling for spinMs first, then sleeping.
-  await(i32, i, v, ms, spinMs) {
-    const t0 = performance.now();
-    for (let n = 1; ; n++) {
-      const cur = Atomics.load(i32, i);
-      if (cur !== v || ms <= 0) return cur;
-      if ((n & 255) === 0) {
-        const el = performance.now() - t0;
-        if (el >= ms) return cur;
-        if (el > spinMs) {
-          if (i < 2) i32[14 + i]++; // the shard's or the lead's sleeps (slots 14, 15)
-          Atomics.wait(i32, i, v, ms - el);
+  open(sab) {
+    const i32 = new Int32Array(sab);
+    // wait returns slot i32[a] once it no longer holds i32[a+1], or after
+    // about i32[a+2] ms: polling for i32[a+3] µs first, then sleeping
+    // (counted in slot sleeps).
+    const wait = (a, sleeps) => {
+      const i = i32[a], v = i32[a + 1], ms = i32[a + 2], spinMs = i32[a + 3] / 1000;
+      const t0 = performance.now();
+      for (let n = 1; ; n++) {
+        const cur = Atomics.load(i32, i);
+        if (cur !== v || ms <= 0) return cur;
+        if ((n & 255) === 0) {
+          const el = performance.now() - t0;
+          if (el >= ms) return cur;
+          if (el > spinMs) {
+            i32[sleeps]++;
+            Atomics.wait(i32, i, v, ms - el);
+          }
         }
       }
-    }
+    };
+    return {
+      // request publishes the lead's request (slots 8..14).
+      request() {
+        Atomics.store(i32, 0, i32[14]);
+        Atomics.notify(i32, 0);
+      },
+      // reply publishes the shard's reply (slots 16..21).
+      reply() {
+        Atomics.store(i32, 1, i32[19]);
+        Atomics.notify(i32, 1);
+      },
+      leadAwait: () => wait(24, 23),
+      shardAwait: () => wait(28, 22),
+    };
   },
 };
 

@@ -17,10 +17,14 @@ import (
 	"github.com/picolm/picolm-wasm/engine/jinja"
 )
 
-// Message is one turn of a conversation. Role is "system", "user" or
-// "assistant".
+// Message is one turn of a conversation. Role is "system", "user",
+// "assistant" or "tool" (a tool's result, answering the assistant's call
+// ToolCallID).
 type Message struct {
 	Role, Content string
+	ToolCalls     []ToolCall // an assistant's calls (tools.go)
+	ToolCallID    string     // role "tool": the call this answers
+	Name          string     // role "tool": the function's name, when known
 }
 
 // Formatter formats the conversations of one model. It is immutable and safe
@@ -30,6 +34,7 @@ type Formatter struct {
 	family   string
 	bos, eos string
 	dropBOS  bool
+	caps     toolCaps // what the template renders itself (tools.go)
 }
 
 // New returns the formatter of a model whose GGUF tokenizer.chat_template is
@@ -40,7 +45,9 @@ type Formatter struct {
 // llama.cpp does, so the tokenized prompt starts with one BOS.
 func New(template, bos, eos string, addsBOS bool) *Formatter {
 	t, family := forModel(template)
-	return &Formatter{t: t, family: family, bos: bos, eos: eos, dropBOS: addsBOS && bos != ""}
+	f := &Formatter{t: t, family: family, bos: bos, eos: eos, dropBOS: addsBOS && bos != ""}
+	f.caps = probeTools(t)
+	return f
 }
 
 // Family names the template in use: the builtin family it is recognised as
@@ -52,10 +59,20 @@ func (f *Formatter) Family() string { return f.family }
 // error wraps jinja.ErrRender: the template refused the conversation (its
 // raise_exception, e.g. for roles that do not alternate) or hit a limit.
 func (f *Formatter) Format(msgs []Message) (string, error) {
+	return f.FormatTools(msgs, nil)
+}
+
+// FormatTools is Format for a conversation in which the assistant may call
+// tools: the template is given them (as Hugging Face's apply_chat_template
+// gives its tools argument), and the assistant's tool calls and the tool
+// results as its messages carry them. What the template does not render
+// itself is written as the plain fallback of tools.go says.
+func (f *Formatter) FormatTools(msgs []Message, tools []Tool) (string, error) {
+	msgs, tools = f.fallback(msgs, tools)
 	if f.t == nil {
 		return Plain(msgs), nil
 	}
-	s, err := render(f.t, msgs, true, f.bos, f.eos)
+	s, err := render(f.t, msgs, tools, true, f.bos, f.eos)
 	if err != nil {
 		return "", err
 	}
@@ -74,7 +91,10 @@ func (f *Formatter) Format(msgs []Message) (string, error) {
 //	...
 //	Assistant:
 //
-// which a base model continues after "Assistant:".
+// which a base model continues after "Assistant:". A content that starts
+// with a space gets no second one: a reply as the model generated it after
+// "Assistant:" (" Once upon...") comes back as the same text, so a later turn
+// reuses the cached tokens of the earlier ones.
 func Plain(msgs []Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
@@ -86,11 +106,14 @@ func Plain(msgs []Message) string {
 	for _, m := range msgs {
 		switch m.Role {
 		case "user":
-			b.WriteString("User: ")
+			b.WriteString("User:")
 		case "assistant":
-			b.WriteString("Assistant: ")
+			b.WriteString("Assistant:")
 		default:
 			continue
+		}
+		if !strings.HasPrefix(m.Content, " ") {
+			b.WriteByte(' ')
 		}
 		b.WriteString(m.Content)
 		b.WriteByte('\n')
@@ -101,17 +124,21 @@ func Plain(msgs []Message) string {
 
 // render runs a chat template over msgs. addGenerationPrompt asks it to end
 // with the opening of an assistant turn.
-func render(t *jinja.Template, msgs []Message, addGenerationPrompt bool, bos, eos string) (string, error) {
+func render(t *jinja.Template, msgs []Message, tools []Tool, addGenerationPrompt bool, bos, eos string) (string, error) {
 	list := make([]jinja.Dict, len(msgs))
 	for i, m := range msgs {
-		list[i] = jinja.Dict{{Key: "role", Value: m.Role}, {Key: "content", Value: m.Content}}
+		list[i] = messageDict(m)
 	}
-	return t.Render(map[string]any{
+	vars := map[string]any{
 		"messages":              list,
 		"add_generation_prompt": addGenerationPrompt,
 		"bos_token":             bos,
 		"eos_token":             eos,
-	})
+	}
+	if len(tools) > 0 {
+		vars["tools"] = toolDicts(tools)
+	}
+	return t.Render(vars)
 }
 
 // Builtin families, each with a real model's template text.
@@ -195,11 +222,11 @@ func forModel(src string) (*jinja.Template, string) {
 	}
 	family := Detect(src)
 	if t, err := jinja.Parse(src); err == nil {
-		_, err := render(t, probe[:], true, "<s>", "</s>")
+		_, err := render(t, probe[:], nil, true, "<s>", "</s>")
 		if err != nil {
 			// A template that refuses a system turn (Gemma, Mistral v1) is
 			// still the right template for conversations without one.
-			_, err = render(t, probe[1:], true, "<s>", "</s>")
+			_, err = render(t, probe[1:], nil, true, "<s>", "</s>")
 		}
 		if err == nil {
 			if family == "" {

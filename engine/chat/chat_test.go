@@ -11,20 +11,20 @@ import (
 
 // The conversation of the issue: system + user + assistant + user.
 var conv4 = []Message{
-	{"system", "You are a helpful assistant"},
-	{"user", "Hello"},
-	{"assistant", "Hi there"},
-	{"user", "Who are you"},
+	{Role: "system", Content: "You are a helpful assistant"},
+	{Role: "user", Content: "Hello"},
+	{Role: "assistant", Content: "Hi there"},
+	{Role: "user", Content: "Who are you"},
 }
 
 // llama.cpp's tests/test-chat-template.cpp conversation.
 var convLlamaCpp = []Message{
-	{"system", "You are a helpful assistant"},
-	{"user", "Hello"},
-	{"assistant", "Hi there"},
-	{"user", "Who are you"},
-	{"assistant", "   I am an assistant   "},
-	{"user", "Another question"},
+	{Role: "system", Content: "You are a helpful assistant"},
+	{Role: "user", Content: "Hello"},
+	{Role: "assistant", Content: "Hi there"},
+	{Role: "user", Content: "Who are you"},
+	{Role: "assistant", Content: "   I am an assistant   "},
+	{Role: "user", Content: "Another question"},
 }
 
 func readTemplate(t *testing.T, name string) string {
@@ -108,7 +108,7 @@ func TestModelTemplates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := render(tmpl, c.msgs, c.gen, c.bos, c.eos)
+			got, err := render(tmpl, c.msgs, nil, c.gen, c.bos, c.eos)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +211,7 @@ func TestLlamaCppVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := render(tmpl, convLlamaCpp, true, c.bos, c.eos)
+			got, err := render(tmpl, convLlamaCpp, nil, true, c.bos, c.eos)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +282,7 @@ func TestForModel(t *testing.T) {
 
 func TestRaiseException(t *testing.T) {
 	f := New(builtins["llama2"], "<s>", "</s>", true)
-	_, err := f.Format([]Message{{"user", "a"}, {"user", "b"}})
+	_, err := f.Format([]Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}})
 	if !errors.Is(err, jinja.ErrRender) || !strings.Contains(err.Error(), "alternate") {
 		t.Fatalf("err = %v", err)
 	}
@@ -292,7 +292,7 @@ func TestRaiseException(t *testing.T) {
 // the generation prompt; a BOS the template writes first is dropped only when
 // the tokenizer adds one itself; a model without a template gets Plain.
 func TestFormatter(t *testing.T) {
-	msgs := []Message{{"user", "Hi"}, {"assistant", "Hello"}, {"user", "More"}}
+	msgs := []Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: "Hello"}, {Role: "user", Content: "More"}}
 	for _, c := range []struct {
 		src, family string
 		addsBOS     bool
@@ -320,8 +320,13 @@ func TestFormatter(t *testing.T) {
 }
 
 func TestPlain(t *testing.T) {
-	msgs := []Message{{"system", "Be kind."}, {"user", "Tell a story."}, {"assistant", "Once"}, {"user", "More."}}
+	msgs := []Message{{Role: "system", Content: "Be kind."}, {Role: "user", Content: "Tell a story."}, {Role: "assistant", Content: "Once"}, {Role: "user", Content: "More."}}
 	if got := Plain(msgs); got != "Be kind.\n\nUser: Tell a story.\nAssistant: Once\nUser: More.\nAssistant:" {
+		t.Errorf("Plain = %q", got)
+	}
+	// A reply as generated after "Assistant:" starts with a space: it is not doubled.
+	msgs = []Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: " Once upon"}, {Role: "user", Content: "  More."}}
+	if got := Plain(msgs); got != "User: Hi\nAssistant: Once upon\nUser:  More.\nAssistant:" {
 		t.Errorf("Plain = %q", got)
 	}
 }

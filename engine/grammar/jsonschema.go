@@ -1376,3 +1376,82 @@ func sameLen(a, b string) string {
 	alts = append(alts, `"`+b[:1]+`" (`+sameLen(strings.Repeat("0", n), b[1:])+")")
 	return "(" + strings.Join(alts, " | ") + ")"
 }
+
+// SchemaRules builds one grammar out of several JSON Schemas and rules written around them (a tool-call
+// grammar: a choice of wrappers, each around one function's arguments). Each schema is converted as
+// FromJSONSchema converts one, its $refs resolved inside its own document; the rules of all of them
+// share the primitive rules and get distinct names.
+type SchemaRules struct {
+	c *conv
+}
+
+// NewSchemaRules returns an empty set of rules.
+func NewSchemaRules() *SchemaRules {
+	c := &conv{bodies: map[string]string{}, refs: map[string]string{}}
+	c.define("root", `""`) // reserved for Compile
+	return &SchemaRules{c: c}
+}
+
+// Schema converts schema and returns the name of the rule of its instances (hint suggests the name).
+// Errors wrap ErrSchema and name the place in schema.
+func (r *SchemaRules) Schema(schema []byte, hint string) (string, error) {
+	doc, err := parseOrdered(schema)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	c := r.c
+	c.doc, c.refs = doc, map[string]string{} // pointers are into this document
+	name := c.fresh(hint)
+	c.define(name, `""`)
+	body, err := c.expr(doc, name, "#")
+	if err != nil {
+		return "", err
+	}
+	if body == name {
+		return "", schemaErr("#", "the schema refers to itself")
+	}
+	c.define(name, body)
+	return name, nil
+}
+
+// Rule defines a new rule with the GBNF body and returns its name (hint suggests it).
+func (r *SchemaRules) Rule(hint, body string) string { return r.c.rule(hint, body) }
+
+// Compile makes the grammar whose root rule is the GBNF expression root. It fails (wrapping ErrGrammar)
+// only for a body written by the caller that does not compile, or a grammar with no finite sentence.
+func (r *SchemaRules) Compile(root string) (*GBNF, error) {
+	c := r.c
+	c.define("root", root)
+	var b strings.Builder
+	for _, name := range c.order {
+		b.WriteString(name)
+		b.WriteString(" ::= ")
+		b.WriteString(c.bodies[name])
+		b.WriteByte('\n')
+	}
+	return ParseGBNF(b.String())
+}
+
+// Literal quotes s as a GBNF literal: the expression that matches exactly s.
+func Literal(s string) string { return gbnfLiteral(s) }
+
+// NotPrefix is a GBNF expression for every string that does not start with p (the empty string
+// included), p non-empty: a proper prefix of p, or a string that leaves p at some character.
+func NotPrefix(p string) string {
+	rs := []rune(p)
+	var b strings.Builder
+	b.WriteString("(")
+	for i, r := range rs {
+		b.WriteString(`"" | `)
+		b.WriteString(gbnfClass(complement([]crange{{r, r}})))
+		b.WriteString(" " + anyChar + "*")
+		if i+1 < len(rs) {
+			b.WriteString(" | " + gbnfLiteral(string(r)) + " (")
+		}
+	}
+	b.WriteString(strings.Repeat(")", len(rs)))
+	return b.String()
+}
+
+// anyChar is a GBNF class of every character.
+const anyChar = `[\x00-\U0010FFFF]`

@@ -36,7 +36,7 @@ func preSplit(p preType, text string) []string {
 
 // TestPreTokenizers compares the hand-written scanners with the regular
 // expressions they stand for, on splits made by JavaScript's regexp engine
-// (testdata/gen_pretok.js): llama.cpp's vectors plus 400 random strings of
+// (testdata/gen_pretok.cjs): llama.cpp's vectors plus 400 random strings of
 // contractions, digits, letters, marks, symbols and whitespace.
 func TestPreTokenizers(t *testing.T) {
 	b, err := os.ReadFile("testdata/pretok.json")

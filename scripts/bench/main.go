@@ -42,6 +42,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +78,43 @@ type result struct {
 	Load         [2]float64 // load average before and after
 	Note         string     `json:"note"` // a run that counts, with a caveat
 	Err          string
-	Runs         int // successful runs the figures are the median of
+	Runs         int         // successful runs the figures are the median of
+	MemMB        float64     `json:"memMB"` // our browser engine's wasm memories, all Workers
+	Split        *splitStats `json:"split"` // where a split model's time went (browser-picolm-N)
+}
+
+// splitStats is web/picolm.js's stats.split: per phase, the
+// synchronisations and where the lead's and the other Workers' time went.
+type splitStats struct {
+	Prefill, Decode splitPart
+}
+
+type splitPart struct {
+	Syncs            int       `json:"syncs"`
+	AttentionSyncs   int       `json:"attentionSyncs"`
+	LeadAttentionMs  float64   `json:"leadAttentionMs"`
+	LeadProductsMs   float64   `json:"leadProductsMs"`
+	LeadWaitMs       float64   `json:"leadWaitMs"`
+	LeadSendMs       float64   `json:"leadSendMs"`
+	LeadEmitMs       float64   `json:"leadEmitMs"`
+	LeadOtherMs      float64   `json:"leadOtherMs"`
+	LeadSleeps       int       `json:"leadSleeps"`
+	ShardBusyMs      []float64 `json:"shardBusyMs"`
+	ShardAttentionMs []float64 `json:"shardAttentionMs"`
+	ShardSleeps      []int     `json:"shardSleeps"`
+}
+
+func (p splitPart) String() string {
+	return fmt.Sprintf("%d syncs (%d attention); lead: attention %.0f ms, products %.0f, send %.0f, wait %.0f, emit %.0f, other %.0f, %d sleeps; other Workers busy %v ms (attention %v), %v sleeps",
+		p.Syncs, p.AttentionSyncs, p.LeadAttentionMs, p.LeadProductsMs, p.LeadSendMs, p.LeadWaitMs, p.LeadEmitMs, p.LeadOtherMs, p.LeadSleeps, roundAll(p.ShardBusyMs), roundAll(p.ShardAttentionMs), p.ShardSleeps)
+}
+
+func roundAll(v []float64) []int {
+	r := make([]int, len(v))
+	for i, x := range v {
+		r[i] = int(math.Round(x))
+	}
+	return r
 }
 
 func main() {
@@ -213,6 +250,9 @@ func main() {
 				r := runOne(rn, t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, *gen, *timeout)
 				fmt.Printf("   %s: prefill %.1f tok/s, decode %.2f tok/s, TTFT %.0f ms, peak %.0f MB, load %.2f→%.2f %s%s\n",
 					buildOf(r), r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err, r.Note)
+				if r.Split != nil {
+					fmt.Printf("   split, prefill: %s\n   split, decode: %s\n", r.Split.Prefill, r.Split.Decode)
+				}
 				results = append(results, r)
 			}
 		}
@@ -490,6 +530,27 @@ func table(res map[[2]string]result, runners, types []string, gen, plen, reps in
 				}
 				fmt.Fprintf(&b, "| %s | %s | %s | %.2f× | %.2f× |\n", o, p, t, r.DecodeTokS/q.DecodeTokS, r.PrefillTokS/q.PrefillTokS)
 			}
+		}
+	}
+	// The browser engine over several Workers against one, and where the
+	// split runs' time went (the counters of their first run).
+	first := true
+	for _, t := range types {
+		one, ok := res[[2]string{"browser-picolm", t}]
+		for _, rn := range runners {
+			r, ok2 := res[[2]string{rn, t}]
+			if !strings.HasPrefix(rn, "browser-picolm-") || !ok2 || r.Err != "" || r.Split == nil {
+				continue
+			}
+			if first {
+				fmt.Fprintf(&b, "\nThe model split over Workers (same run as one Worker's; wasm memory of all Workers; the split counters):\n\n| runner | model | decode / 1 Worker | prefill / 1 Worker | wasm MB | prefill | decode |\n|---|---|--:|--:|--:|---|---|\n")
+				first = false
+			}
+			dr, pr := "–", "–"
+			if ok && one.Err == "" && one.DecodeTokS > 0 && one.PrefillTokS > 0 {
+				dr, pr = fmt.Sprintf("%.2f×", r.DecodeTokS/one.DecodeTokS), fmt.Sprintf("%.2f×", r.PrefillTokS/one.PrefillTokS)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %s | %s |\n", rn, t, dr, pr, r.MemMB, r.Split.Prefill, r.Split.Decode)
 		}
 	}
 	fmt.Fprintf(&b, "\nPeak MB is the peak resident memory of the runner's process (for Chromium, of its largest process).\n")

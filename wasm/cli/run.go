@@ -46,6 +46,7 @@ type options struct {
 const usage = `usage: picolm [MODEL.gguf] [options]
 
 Runs a Llama-architecture GGUF model. With no MODEL, the embedded stories260K runs.
+A split model (NAME-00001-of-00003.gguf, ...) is given by its first shard.
 
   -p, --prompt TEXT   prompt (read from stdin when absent)
   -n N                tokens to generate (default 256)
@@ -144,6 +145,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "refit" {
 		return runRefit(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "split" || args[0] == "merge") {
+		return runSplit(args[0] == "merge", args[1:], stderr)
+	}
 	o, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -206,7 +210,7 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 		name = defaultmodel.Name + " (embedded)"
 		f, err = gguf.Parse(defaultmodel.Bytes())
 	} else {
-		f, err = gguf.Open(o.model)
+		f, err = gguf.OpenSet(o.model) // a split model's first shard opens them all
 		err = wasiPathError(err)
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
@@ -32,6 +33,11 @@ import (
 //	MODEL_URL           fetch the GGUF from this URL instead of the embedded stories260K
 //	MODEL_R2_BUCKET     name of an R2 binding to read the GGUF from (with MODEL_R2_KEY)
 //	MODEL_R2_KEY        the object key in that bucket
+//
+// A split GGUF (llama.cpp's gguf-split) is given by its first shard's URL or
+// key, NAME-00001-of-00003.gguf: the others are fetched by name beside it
+// (modelSources), and MODEL_MAX_BYTES bounds them all together.
+//
 //	MODEL_MAX_BYTES     refuse a fetched model larger than this (default 80 MiB: a Worker has 128 MB)
 //
 // Two more are the glue's (glue/worker.mjs reads them; a bad value is
@@ -110,12 +116,40 @@ func parsePositive(v, name string, set func(int64)) error {
 	return nil
 }
 
-// newServer parses and loads the GGUF in b and returns the API server over
-// it. since is when loading began, for the reported load time.
-func newServer(b []byte, cfg server.Config, since time.Time) (*server.Server, error) {
-	f, err := gguf.Parse(b)
+// modelSources are the URLs (or R2 keys) of the files of the model at src:
+// src, or when its name is a split GGUF's shard (NAME-0000k-of-0000N.gguf,
+// N > 1; a query string after it is kept) the N shards' in order.
+func modelSources(src string) []string {
+	base, query := src, ""
+	if i := strings.IndexAny(src, "?#"); i >= 0 && strings.Contains(src, "://") {
+		base, query = src[:i], src[i:]
+	}
+	prefix, _, count, ok := gguf.ParseShardName(base)
+	if !ok || count < 2 {
+		return []string{src}
+	}
+	out := make([]string, count)
+	for i := range out {
+		out[i] = gguf.ShardName(prefix, i, count) + query
+	}
+	return out
+}
+
+// newServer parses and loads the GGUF in b (or the shards of a split GGUF
+// in bs, named names) and returns the API server over it. since is when
+// loading began, for the reported load time.
+func newServer(bs [][]byte, names []string, cfg server.Config, since time.Time) (*server.Server, error) {
+	files := make([]*gguf.File, len(bs))
+	for i, b := range bs {
+		f, err := gguf.Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("parsing the model (%s): %w", names[i], err)
+		}
+		files[i] = f
+	}
+	f, err := gguf.Join(files, names)
 	if err != nil {
-		return nil, fmt.Errorf("parsing the model: %w", err)
+		return nil, fmt.Errorf("loading the model: %w", err)
 	}
 	m, err := engine.Load(f)
 	if err != nil {

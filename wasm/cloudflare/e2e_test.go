@@ -167,6 +167,35 @@ func TestE2E(t *testing.T) {
 		}
 	})
 
+	// Embeddings: the Worker's vectors are the engine's, bit for bit.
+	t.Run("Embeddings", func(t *testing.T) {
+		sess, err := m.NewSession(engine.SessionOptions{Context: 512, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		texts := []string{"Once upon a time", "The little dog ran to the park."}
+		res, b := post(t, client, base+"/v1/embeddings", `{"input":["Once upon a time","The little dog ran to the park."]}`)
+		var doc struct {
+			Data []struct {
+				Index     int
+				Embedding []float32
+			}
+		}
+		if err := json.Unmarshal(b, &doc); err != nil || res.StatusCode != 200 || len(doc.Data) != len(texts) {
+			t.Fatalf("%d %v %.300s", res.StatusCode, err, b)
+		}
+		for i, text := range texts {
+			want := make([]float32, m.Config.Dim)
+			if err := sess.Embed(m.Tokenizer.Encode(text, true), want); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Data[i].Index != i || fmt.Sprint(doc.Data[i].Embedding) != fmt.Sprint(want) {
+				t.Errorf("input %d: %v, want %v", i, doc.Data[i].Embedding, want)
+			}
+		}
+	})
+
 	t.Run("Errors", func(t *testing.T) {
 		for _, tc := range []struct {
 			method, path, body string
@@ -236,11 +265,12 @@ func hostileCases() []hostileCase {
 		{"5,000 nested objects", cmpl, nest(5000, `{"a":`, "}", "1"), "a", "the limit is 64 levels"},
 		{"nested messages", chat, `{"messages":[{"role":"user","content":` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}]}`, "messages", "the limit is 64 levels"},
 		{"logprobs", cmpl, `{"prompt":"Once","logprobs":5}`, "logprobs", "not supported"},
-		{"top_logprobs", chat, `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":2}`, "logprobs", "not supported"},
+		{"top_logprobs 21", chat, `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}`, "top_logprobs", "between 0 and 20"},
 		{"echo", cmpl, `{"prompt":"Once","echo":true}`, "echo", "not supported"},
 		{"best_of", cmpl, `{"prompt":"Once","best_of":3}`, "best_of", "not supported"},
 		{"suffix", cmpl, `{"prompt":"Once","suffix":"The end."}`, "suffix", "not supported"},
-		{"tools", chat, `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, "tools", "not supported"},
+		{"tool schema", chat, `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","if":{}}}}]}`, "tools[0].function.parameters", `keyword "if" is not supported`},
+		{"json schema", chat, `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":{"type":"object","properties":{"a":{"$ref":"#/$defs/b"}}}}}}`, "response_format.json_schema.schema", "no member"},
 		{"frequency_penalty string", cmpl, `{"prompt":"Once","frequency_penalty":"x"}`, "frequency_penalty", "wrong type"},
 		{"temperature 1e309", cmpl, `{"prompt":"Once","temperature":1e309}`, "temperature", "out of range"},
 		{"n 5", cmpl, `{"prompt":"Once","n":5}`, "n", "n must be 1"},

@@ -62,21 +62,39 @@ func setup(t0 time.Time) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b []byte
-	switch {
-	case s.modelURL != "":
-		b, err = fetchModel(s.modelURL, s.modelMaxBytes)
-	case s.r2Bucket != "":
-		b, err = r2Model(s.r2Bucket, s.r2Key, s.modelMaxBytes)
-	default:
-		if b = embeddedModel(); b == nil {
+	var bs [][]byte
+	var names []string
+	if s.modelURL == "" && s.r2Bucket == "" {
+		b := embeddedModel()
+		if b == nil {
 			return nil, errNoModel
 		}
+		return newServer([][]byte{b}, []string{"embedded"}, s.cfg, t0)
 	}
-	if err != nil {
-		return nil, &fetchError{err}
+	// One file, or every shard of a split GGUF, within MODEL_MAX_BYTES in all.
+	src := s.modelURL
+	if src == "" {
+		src = s.r2Key
 	}
-	return newServer(b, s.cfg, t0)
+	names = modelSources(src)
+	left := s.modelMaxBytes
+	for i, name := range names {
+		var b []byte
+		if s.modelURL != "" {
+			b, err = fetchModel(name, left)
+		} else {
+			b, err = r2Model(s.r2Bucket, name, left)
+		}
+		if err != nil && len(names) > 1 {
+			err = fmt.Errorf("shard %d of %d of the split model %s: %w", i+1, len(names), names[0], err)
+		}
+		if err != nil {
+			return nil, &fetchError{err}
+		}
+		bs = append(bs, b)
+		left -= int64(len(b))
+	}
+	return newServer(bs, names, s.cfg, t0)
 }
 
 // getenv reads a text binding; a missing one, or one of another type (a

@@ -24,17 +24,23 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	b := embeddedModel()
+	bs, names := [][]byte{embeddedModel()}, []string{"embedded"}
 	if *model != "" {
-		if b, err = os.ReadFile(*model); err != nil {
-			log.Fatal(err)
+		// A split GGUF's first shard reads them all, as the Worker fetches them.
+		bs, names = nil, modelSources(*model)
+		for _, name := range names {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				log.Fatal(err)
+			}
+			bs = append(bs, b)
 		}
 		s.cfg.ModelSource = *model
 	}
-	if b == nil {
+	if bs[0] == nil {
 		log.Fatal("-model: ", errNoModel)
 	}
-	srv, err := newServer(b, s.cfg, t0)
+	srv, err := newServer(bs, names, s.cfg, t0)
 	if err != nil {
 		log.Fatal(err)
 	}

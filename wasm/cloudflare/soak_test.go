@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -200,6 +201,24 @@ func soakKinds(base string, prompts []string, want map[string]string) []soakKind
 		}},
 		{"json mode", expect("POST", chat, ct, `{"messages":[{"role":"user","content":"JSON"}],"max_tokens":32,"temperature":0.7,"response_format":{"type":"json_object"}}`, 200)},
 		{"max_tokens capped", expect("POST", cmpl, ct, `{"prompt":"The end","max_tokens":1000000}`, 200)},
+		{"json schema", func(c *http.Client, rng *rand.Rand) error {
+			body := fmt.Sprintf(`{"messages":[{"role":"user","content":"data"}],"max_tokens":60,"temperature":1,"seed":%d,"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string","maxLength":5}},"required":["n","s"]}}}}`, rng.Int64())
+			b, err := send(c, base, "POST", chat, ct, body, 200)
+			if err != nil {
+				return err
+			}
+			if cmp, err := apitest.DecodeCompletion(b); err != nil || !json.Valid([]byte(cmp.Text())) {
+				return fmt.Errorf("json_schema output is not JSON: %v %s", err, b)
+			}
+			return nil
+		}},
+		{"tool call stream", func(c *http.Client, rng *rand.Rand) error {
+			body := fmt.Sprintf(`{"messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"w","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":6}},"required":["city"]}}}],"tool_choice":"required","parallel_tool_calls":false,"stream":true,"max_tokens":60,"temperature":1,"seed":%d,"logprobs":true,"top_logprobs":3}`, rng.Int64())
+			_, err := send(c, base, "POST", chat, ct, body, 200)
+			return err
+		}},
+		{"embeddings", expect("POST", "/v1/embeddings", ct, `{"input":["Once upon a time","The dog"],"encoding_format":"base64"}`, 200)},
+		{"bad tool schema", expect("POST", chat, ct, `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","not":{}}}}]}`, 400)},
 		{"health, models", func(c *http.Client, rng *rand.Rand) error {
 			path := []string{"/health", "/v1/models", "/"}[rng.IntN(3)]
 			_, err := send(c, base, "GET", path, "", "", 200)

@@ -305,12 +305,20 @@ test("a model split over 2, 3 or 4 Workers generates what 1 Worker does", async 
       assert.equal(run.workers2, run.n, what);
       assert.ok(run.stats1.generated > 0, what);
       assert.equal(run.text2, run.text1, what);
+      assert.ok(run.sampled1.length > 0, what);
+      assert.equal(run.sampled2, run.sampled1, what + " (sampled)");
       assert.equal(run.stats2.generated, run.stats1.generated, what);
       assert.ok(run.memory.shardWasmBytes > 0 && run.memory.totalWasmBytes > run.memory.wasmBytes, JSON.stringify(run.memory));
-      // where the time went: one synchronisation per group of products with every shard
-      const sp = run.stats2.split;
-      assert.equal(sp.prefill.shardBusyMs.length, run.n - 1, JSON.stringify(sp));
-      assert.ok(sp.prefill.syncs > 0 && sp.decode.syncs > 0, JSON.stringify(sp));
+      // where the time went: per decoded token one synchronisation with every shard for each
+      // layer's attention, one per group of its other products (wo, gate+up, down), one for the logits
+      const sp = run.stats2.split, L = run.layers;
+      for (const part of [sp.prefill, sp.decode]) {
+        assert.equal(part.shardBusyMs.length, run.n - 1, JSON.stringify(sp));
+        assert.equal(part.shardAttentionMs.length, run.n - 1, JSON.stringify(sp));
+        for (const k of ["leadAttentionMs", "leadProductsMs", "leadSendMs", "leadWaitMs", "leadEmitMs", "leadOtherMs"]) assert.ok(part[k] >= 0, k + " " + JSON.stringify(sp));
+      }
+      assert.ok(sp.prefill.syncs > 0 && sp.decode.attentionSyncs > 0, JSON.stringify(sp));
+      assert.equal(sp.decode.syncs * L, sp.decode.attentionSyncs * (4 * L + 1), JSON.stringify(sp.decode));
     }
     assert.ok(r.runs.some((run) => run.stats1.promptTokens > 16), "a prompt spans prefill batches");
     assert.match(r.bad, /split-bad\.gguf/);
@@ -319,6 +327,34 @@ test("a model split over 2, 3 or 4 Workers generates what 1 Worker does", async 
     for (const n of names) rmSync(join(server.models, local(n)), { force: true });
     rmSync(bad, { force: true });
     await context.close();
+  }
+});
+
+test("by default a model is split over one Worker per core, at most its KV heads", async () => {
+  const names = ["stories260K.gguf", "llama-2-tiny-random.gguf"];
+  for (const n of names) copyFileSync(join(testdata, n), join(server.models, "default-" + n));
+  try {
+    for (const cores of [null, 3, 8]) { // null: this machine's
+      const context = await browser.newContext();
+      if (cores) await context.addInitScript((c) => Object.defineProperty(Navigator.prototype, "hardwareConcurrency", { get: () => c }), cores);
+      try {
+        const { page, errors } = await apiPage(context);
+        for (const n of names) {
+          const r = await page.evaluate((u) => window.runDefaultWorkers(u), `${server.url}test-models/default-${n}`);
+          const what = `${n}, ${JSON.stringify(r)}`;
+          if (cores) assert.equal(r.cores, cores, what);
+          assert.equal(r.defaultWorkers, Math.min(r.cores, 16), what);
+          assert.equal(r.workers, Math.min(r.cores, r.kvHeads), what);
+          assert.ok(r.text.length > 0, what);
+          assert.equal(r.text, r.text1, what);
+        }
+        assert.deepEqual(errors, []);
+      } finally {
+        await context.close();
+      }
+    }
+  } finally {
+    for (const n of names) rmSync(join(server.models, "default-" + n), { force: true });
   }
 });
 

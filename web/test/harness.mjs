@@ -1,7 +1,7 @@
 // Shared setup of the browser tests: the Go static server (build/serve, made
 // by scripts/serve.sh --build-only) and headless Debian Chromium through
 // playwright-core.
-import { spawn } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -17,11 +17,12 @@ export const chromiumArgs = [
   "--enable-precise-memory-info",
 ];
 
-// startServer runs build/serve on a free port with the test models directory
-// mounted at /test-models/ and resolves with {url, models, stop}.
-export async function startServer() {
+// startServer runs build/serve on a free port, serving dir (default the
+// repo root) with the test models directory mounted at /test-models/, and
+// resolves with {url, models, stop}.
+export async function startServer(dir = root) {
   const models = mkdtempSync(join(tmpdir(), "picolm-models-"));
-  const proc = spawn(join(root, "build", "serve"), ["-addr", "127.0.0.1:0", "-root", root, "-mount", `/test-models/=${models}`], { stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(join(root, "build", "serve"), ["-addr", "127.0.0.1:0", "-root", dir, "-mount", `/test-models/=${models}`], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error("server did not start: " + out)), 15000);
@@ -49,4 +50,15 @@ export async function openPage(context, url) {
   await page.goto(url);
   await page.waitForSelector("body[data-state=idle]", { timeout: 30000 });
   return page;
+}
+
+// picolmCLI builds the CLI (wasm/cli) once into a temporary directory and
+// returns its path, for tests that make model files with it (picolm split).
+let cli = null;
+export function picolmCLI() {
+  if (!cli) {
+    cli = join(mkdtempSync(join(tmpdir(), "picolm-cli-")), "picolm");
+    execFileSync("go", ["build", "-o", cli, "./wasm/cli"], { cwd: root, stdio: "inherit" }); // GOTOOLCHAIN from scripts/test-browser.sh
+  }
+  return cli;
 }

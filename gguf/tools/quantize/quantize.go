@@ -191,7 +191,7 @@ func Metadata(kv []gguf.KeyValue, ft FileType) []gguf.KeyValue {
 	out := make([]gguf.KeyValue, 0, len(kv)+2)
 	for _, e := range kv {
 		switch e.Key {
-		case "general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count", quant.E8IQ3Key:
+		case "general.quantization_version", "general.file_type", gguf.KeySplitNo, gguf.KeySplitCount, gguf.KeySplitTensors, gguf.KeySplitID, quant.E8IQ3Key:
 			continue
 		}
 		out = append(out, e)
@@ -440,11 +440,12 @@ func HyperOf(f *gguf.File) (Hyper, error) {
 	return h, nil
 }
 
-// QuantizeFile converts the model in the file in to file type ft and writes
-// it to out. The output appears only when complete: it is written to a
-// temporary file beside out and renamed at the end, and removed on error.
+// QuantizeFile converts the model in the file in (or the split model one of
+// whose shards it is) to file type ft and writes it to out, as one file. The
+// output appears only when complete: it is written to a temporary file beside
+// out and renamed at the end, and removed on error.
 func QuantizeFile(in, out string, ft FileType, o Options) (Stats, error) {
-	f, err := gguf.Open(in)
+	f, err := gguf.OpenSet(in) // a split model's shard opens them all
 	if err != nil {
 		return Stats{}, err
 	}

@@ -19,7 +19,10 @@
 //	{"type":"Q4_K","bpw":4.5,"matvecGBs":9.1,"matmulGBs":30.2}
 //
 // A rate is weight bytes per second over one call (for MatMul, one call
-// covers all MaxDotN activations), the median of the timed calls.
+// covers all MaxDotN activations), the median of the timed calls; with
+// -clock cpu the calls are timed by CPU time (natively the thread's, under
+// Node the process's), which on a shared machine leaves out the time
+// slices other jobs take.
 package main
 
 import (
@@ -51,8 +54,18 @@ func main() {
 		types  = flag.String("types", "", "comma-separated `TYPES` (ggml names, e.g. Q4_K; default: every type with a dot kernel)")
 		mib    = flag.Int("mib", 4, "MiB of weights per format")
 		minDur = flag.Duration("min", 300*time.Millisecond, "time each measurement takes at least (and 3 calls)")
+		clock  = flag.String("clock", "wall", "`CLOCK` the calls are timed by: wall, or cpu (the thread's CPU time natively, the Node process's under js: on a shared machine other jobs' time slices do not count)")
 	)
 	flag.Parse()
+	now := func() time.Duration { return time.Since(start) }
+	switch *clock {
+	case "wall":
+	case "cpu":
+		now = cpuTime
+	default:
+		fmt.Fprintf(os.Stderr, "kernels: -clock %q: wall or cpu\n", *clock)
+		os.Exit(2)
+	}
 	list := dotTypes()
 	if *types != "" {
 		list = nil
@@ -67,7 +80,7 @@ func main() {
 	}
 	enc := json.NewEncoder(os.Stdout)
 	for _, t := range list {
-		r := measureType(t, *mib<<20, *minDur)
+		r := measureType(t, *mib<<20, *minDur, now)
 		if err := enc.Encode(r); err != nil {
 			fmt.Fprintln(os.Stderr, "kernels:", err)
 			os.Exit(1)
@@ -98,8 +111,12 @@ func byName(name string) (quant.Type, bool) {
 	return dotTypes()[i], true
 }
 
-// measureType times MatVec and MatMul on bytes of weights of type t.
-func measureType(t quant.Type, bytes int, minDur time.Duration) result {
+// start is the origin of the wall clock.
+var start = time.Now()
+
+// measureType times MatVec and MatMul on bytes of weights of type t by the
+// clock now.
+func measureType(t quant.Type, bytes int, minDur time.Duration, now func() time.Duration) result {
 	tr := quant.TraitsOf(t)
 	rowBytes, err := quant.RowSize(t, cols)
 	if err != nil {
@@ -134,7 +151,7 @@ func measureType(t quant.Type, bytes int, minDur time.Duration) result {
 		outs[i] = make([]float32, rows)
 	}
 	gbs := func(f func()) float64 {
-		s := median(f, minDur)
+		s := median(f, minDur, now)
 		return float64(len(w)) / s / 1e9
 	}
 	return result{
@@ -145,16 +162,17 @@ func measureType(t quant.Type, bytes int, minDur time.Duration) result {
 	}
 }
 
-// median runs f once to warm up, then until minDur has passed and at least 3
-// timed calls were made, and returns the median call's seconds.
-func median(f func(), minDur time.Duration) float64 {
+// median runs f once to warm up, then until minDur has passed by the clock
+// now and at least 3 timed calls were made, and returns the median call's
+// seconds.
+func median(f func(), minDur time.Duration, now func() time.Duration) float64 {
 	f()
 	var ds []float64
-	start := time.Now()
-	for len(ds) < 3 || time.Since(start) < minDur {
-		t0 := time.Now()
+	t := now()
+	for len(ds) < 3 || now()-t < minDur {
+		t0 := now()
 		f()
-		ds = append(ds, time.Since(t0).Seconds())
+		ds = append(ds, (now() - t0).Seconds())
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]

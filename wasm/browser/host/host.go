@@ -7,7 +7,9 @@
 // Loading streams the file into one Go []byte exactly once: Begin allocates
 // it (refusing sizes over MaxModelBytes before any byte is copied), the
 // bridge copies chunks into the slices Next hands out, and Finish parses the
-// GGUF in place (tensors stay views into the buffer).
+// GGUF in place (tensors stay views into the buffer). A model split into
+// shards by llama.cpp's gguf-split is loaded the same way, its files laid end
+// to end in the one buffer (Files, BeginFiles).
 package host
 
 import (
@@ -19,6 +21,8 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
+	"github.com/picolm/picolm-wasm/engine/grammar"
+	"github.com/picolm/picolm-wasm/engine/jinja"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/wasm/internal/defaultmodel"
@@ -43,6 +47,13 @@ var (
 	ErrBadParams = errors.New("bad generation parameters")
 )
 
+// MaxStops is the most stop sequences a request may give, and MaxStopBytes
+// the longest one (OpenAI allows 4).
+const (
+	MaxStops     = 16
+	MaxStopBytes = 1024
+)
+
 // ModelInfo describes the loaded model to the page.
 type ModelInfo struct {
 	Name         string // file or general.name
@@ -52,6 +63,7 @@ type ModelInfo struct {
 	Dim          int
 	Layers       int
 	Heads        int
+	KVHeads      int // the most Workers the attention divides over (engine.MaxParts)
 	VocabSize    int
 	TrainCtx     int
 	Context      int    // KV cache positions of the session
@@ -70,15 +82,38 @@ type GenerateRequest struct {
 	Temperature float32
 	TopP        float32
 	TopK        int
+	MinP        float32
 	Seed        uint64
 	JSON        bool
+	// Grammar (GBNF, llama.cpp's syntax) or JSONSchema (a JSON Schema
+	// document), when set, constrain the output; at most one of them and
+	// JSON may be set.
+	Grammar    string
+	JSONSchema string
+	// Stop ends the generation at the first of these texts; the text before
+	// it is emitted, the stop sequence and anything after are not. It
+	// applies to text, not to tool calls.
+	Stop []string
+	// Tools are the functions the reply may call (chat only), as
+	// ToolChoice says (Mode "" is "none"). They are listed in the prompt
+	// (chat.Formatter.FormatTools) and the calls are constrained by
+	// chat.ToolGrammar and read back by chat.ToolStream, as the Cloudflare
+	// Worker does.
+	Tools      []chat.Tool
+	ToolChoice chat.ToolChoice
+	// Logprobs asks for every generated token's log-probability and the
+	// TopLogprobs (0 to engine.MaxTopLogprobs) most likely tokens.
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // Token is the reply for one generated token.
 type Token struct {
-	Text         string  // complete UTF-8 text the token adds (may be empty)
-	Count        int     // tokens generated so far
-	TokensPerSec float64 // decode speed so far
+	Text         string           // complete UTF-8 text the token adds (may be empty)
+	Calls        []chat.ToolEvent // pieces of tool calls the token completes (Call true: a name first, then arguments)
+	Logprobs     []Logprob        // with Logprobs: the entries of the tokens generated since the last Token
+	Count        int              // tokens generated so far
+	TokensPerSec float64          // decode speed so far
 }
 
 // Done is the final reply of a generation.
@@ -90,7 +125,51 @@ type Done struct {
 	Generated    int
 	DecodeMs     float64
 	TokensPerSec float64
-	Stop         string // eos, max_tokens, context, json, stopped
+	Stop         string // eos, max_tokens, context, json, grammar, stop_sequence, stopped, tool_calls
+	StopReason   string // why a grammar ended the reply early (engine.ErrGrammarStuck's text), else ""
+}
+
+// Files are the files a model is in, laid end to end in one buffer: a GGUF
+// file, or the shards of a split GGUF in order (gguf.ParseSet): their names
+// (for messages and the shard-name checks) and sizes.
+type Files struct {
+	Names []string
+	Sizes []int64
+}
+
+// OneFile is a model in one file.
+func OneFile(name string, size int64) Files {
+	return Files{Names: []string{name}, Sizes: []int64{size}}
+}
+
+// Size is the files' total size.
+func (fs Files) Size() int64 {
+	n := int64(0)
+	for _, s := range fs.Sizes {
+		n += min(max(s, 0), 1<<53) // sizes come from JS numbers; the sum cannot overflow
+	}
+	return n
+}
+
+func (fs Files) check() error {
+	if len(fs.Sizes) == 0 || len(fs.Names) != len(fs.Sizes) || len(fs.Sizes) > gguf.MaxShards {
+		return fmt.Errorf("%w: %d file names and %d sizes", ErrLoading, len(fs.Names), len(fs.Sizes))
+	}
+	for i, s := range fs.Sizes {
+		if s <= 0 {
+			return fmt.Errorf("%w: %s is empty", ErrLoading, fs.Names[i])
+		}
+	}
+	return nil
+}
+
+// parseHeaders parses the header of every file of fs, laid end to end in r,
+// and joins a split GGUF's shards into one model (gguf.ParseHeaderSet).
+func parseHeaders(r io.ReaderAt, fs Files) (*gguf.File, error) {
+	if err := fs.check(); err != nil {
+		return nil, err
+	}
+	return gguf.ParseHeaderSet(r, fs.Sizes, fs.Names)
 }
 
 // Worker is the engine host. Its methods are called from one goroutine,
@@ -100,6 +179,7 @@ type Worker struct {
 	buf    []byte
 	filled int
 	name   string
+	files  Files
 
 	// loaded
 	file  *gguf.File
@@ -109,6 +189,11 @@ type Worker struct {
 
 	running atomic.Bool
 	stop    atomic.Bool
+
+	// the last compiled grammar, by its source (a chat reusing one schema
+	// compiles it once, and the session keeps its matcher)
+	gramSrc string
+	gram    *grammar.GBNF
 }
 
 // New returns a Worker with no model.
@@ -130,9 +215,19 @@ func (w *Worker) LoadDefault() (ModelInfo, error) {
 // Begin starts loading a file of size bytes: the only allocation of the
 // model's bytes. The current model is unloaded first so its memory can be
 // reused.
-func (w *Worker) Begin(name string, size int64) error {
+func (w *Worker) Begin(name string, size int64) error { return w.BeginFiles(name, OneFile(name, size)) }
+
+// BeginFiles is Begin for a model in several files (a split GGUF's shards),
+// which come one after the other; name names them all.
+func (w *Worker) BeginFiles(name string, fs Files) error {
 	if w.running.Load() {
 		return ErrBusy
+	}
+	size := fs.Size()
+	if len(fs.Sizes) > 1 {
+		if err := fs.check(); err != nil {
+			return err
+		}
 	}
 	if size > MaxModelBytes {
 		return fmt.Errorf("%w: %s is %s; the wasm32 engine holds at most %s (a 32-bit memory of 4 GiB, with room for the KV cache)",
@@ -145,6 +240,7 @@ func (w *Worker) Begin(name string, size int64) error {
 	w.buf = make([]byte, size)
 	w.filled = 0
 	w.name = name
+	w.files = fs
 	return nil
 }
 
@@ -174,9 +270,14 @@ func (w *Worker) Finish() (ModelInfo, error) {
 		w.Unload()
 		return ModelInfo{}, err
 	}
-	b, name := w.buf, w.name
+	b, name, fs := w.buf, w.name, w.files
 	w.buf = nil
-	return w.load(b, name)
+	f, err := gguf.ParseSet(b, fs.Sizes, fs.Names)
+	if err != nil {
+		w.Unload()
+		return ModelInfo{}, err
+	}
+	return w.open(f, name, int64(len(b)), engine.LoadOptions{}, nil)
 }
 
 // LoadSplit loads the lead's part of a model split over 1+len(peers)
@@ -185,16 +286,23 @@ func (w *Worker) Finish() (ModelInfo, error) {
 // copied out of it: the header, the embeddings and norms, and its rows of
 // every matrix. The peers serve the other parts (see LoadShard).
 func (w *Worker) LoadSplit(name string, r io.ReaderAt, size int64, peers []engine.Peer) (ModelInfo, error) {
+	return w.LoadSplitFiles(name, r, OneFile(name, size), peers)
+}
+
+// LoadSplitFiles is LoadSplit for a model in the files fs (a split GGUF's
+// shards), laid end to end in r.
+func (w *Worker) LoadSplitFiles(name string, r io.ReaderAt, fs Files, peers []engine.Peer) (ModelInfo, error) {
 	if w.running.Load() {
 		return ModelInfo{}, ErrBusy
 	}
+	size := fs.Size()
 	if size > MaxModelBytes {
 		return ModelInfo{}, fmt.Errorf("%w: %s is %s; the browser engine holds at most %s", ErrTooLarge, name, FormatBytes(size), FormatBytes(MaxModelBytes))
 	}
 	w.Unload()
-	f, err := gguf.ParseHeader(r, size)
+	f, err := parseHeaders(r, fs)
 	if err != nil {
-		return ModelInfo{}, fmt.Errorf("%s: %w", name, err)
+		return ModelInfo{}, err
 	}
 	return w.open(f, name, size, engine.LoadOptions{Data: r, Parts: 1 + len(peers)}, peers)
 }
@@ -202,10 +310,16 @@ func (w *Worker) LoadSplit(name string, r io.ReaderAt, size int64, peers []engin
 // LoadShard loads part of parts of the model of size bytes read through r,
 // for a Web Worker that serves it to the lead (LoadSplit).
 func LoadShard(r io.ReaderAt, size int64, part, parts int) (*engine.Shard, error) {
-	if size > MaxModelBytes {
+	return LoadShardFiles(r, OneFile("the model file", size), part, parts)
+}
+
+// LoadShardFiles is LoadShard for a model in the files fs (a split GGUF's
+// shards), laid end to end in r.
+func LoadShardFiles(r io.ReaderAt, fs Files, part, parts int) (*engine.Shard, error) {
+	if size := fs.Size(); size > MaxModelBytes {
 		return nil, fmt.Errorf("%w: %s", ErrTooLarge, FormatBytes(size))
 	}
-	f, err := gguf.ParseHeader(r, size)
+	f, err := parseHeaders(r, fs)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +327,26 @@ func LoadShard(r io.ReaderAt, size int64, part, parts int) (*engine.Shard, error
 	if err != nil {
 		return nil, err
 	}
-	return engine.NewShard(m)
+	// The context the lead's session asks for (open).
+	return engine.NewShard(m, engine.SessionOptions{Context: DefaultContext, Threads: 1})
+}
+
+// SplitWorkers is the most Web Workers the model of size bytes read
+// through r divides its attention over (engine.MaxParts): the page splits
+// a model over no more by default. name is the file's, for the error.
+func SplitWorkers(name string, r io.ReaderAt, size int64) (int, error) {
+	if size > MaxModelBytes {
+		return 0, fmt.Errorf("%w: %s is %s; the browser engine holds at most %s", ErrTooLarge, name, FormatBytes(size), FormatBytes(MaxModelBytes))
+	}
+	f, err := gguf.ParseHeader(r, size)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	n, err := engine.MaxParts(f)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return n, nil
 }
 
 func (w *Worker) load(b []byte, name string) (ModelInfo, error) {
@@ -249,6 +382,7 @@ func (w *Worker) open(f *gguf.File, name string, size int64, o engine.LoadOption
 		Dim:          c.Dim,
 		Layers:       c.Layers,
 		Heads:        c.Heads,
+		KVHeads:      c.KVHeads,
 		VocabSize:    c.VocabSize,
 		TrainCtx:     c.TrainCtx,
 		Context:      s.Context(),
@@ -271,12 +405,21 @@ func approxParams(c *engine.Config) int64 {
 	return p
 }
 
+// SplitStats is where the session's time went on the lead of a split
+// model (zero when whole or none is loaded).
+func (w *Worker) SplitStats() engine.SplitStats {
+	if w.sess == nil {
+		return engine.SplitStats{}
+	}
+	return w.sess.SplitStats()
+}
+
 // Unload drops the model, its session and any half-loaded buffer.
 func (w *Worker) Unload() {
 	if w.sess != nil {
 		w.sess.Close()
 	}
-	w.buf, w.filled, w.name = nil, 0, ""
+	w.buf, w.filled, w.name, w.files = nil, 0, "", Files{}
 	w.file, w.model, w.sess = nil, nil, nil
 	w.info = ModelInfo{}
 }
@@ -299,7 +442,7 @@ func (w *Worker) Prompt(r *GenerateRequest) (string, error) {
 	if len(r.Messages) == 0 {
 		return r.Prompt, nil
 	}
-	return w.model.Chat().Format(r.Messages)
+	return w.model.Chat().FormatTools(r.Messages, r.Tools)
 }
 
 // Generate runs one request, calling emit for every token (emit returning
@@ -313,31 +456,128 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	}
 	defer w.running.Store(false)
 	w.stop.Store(false)
-	if r.MaxTokens < 0 || r.TopK < 0 || r.Temperature < 0 || r.TopP < 0 || r.TopP > 1 {
-		return Done{}, fmt.Errorf("%w: maxTokens %d, temperature %g, topP %g, topK %d", ErrBadParams, r.MaxTokens, r.Temperature, r.TopP, r.TopK)
+	if r.MaxTokens < 0 || r.TopK < 0 || !(r.Temperature >= 0) || !(r.TopP >= 0 && r.TopP <= 1) || !(r.MinP >= 0 && r.MinP <= 1) {
+		return Done{}, fmt.Errorf("%w: maxTokens %d, temperature %g, topP %g, topK %d, minP %g", ErrBadParams, r.MaxTokens, r.Temperature, r.TopP, r.TopK, r.MinP)
+	}
+	if err := checkStops(r.Stop); err != nil {
+		return Done{}, err
+	}
+	if r.TopLogprobs < 0 || r.TopLogprobs > engine.MaxTopLogprobs {
+		return Done{}, badParam("top_logprobs", "top_logprobs must be between 0 and %d (got %d)", engine.MaxTopLogprobs, r.TopLogprobs)
+	}
+	if len(r.Messages) == 0 && (len(r.Tools) > 0 || r.ToolChoice.Mode != "" && r.ToolChoice.Mode != "none") {
+		return Done{}, badParam("tools", "tools need a chat (messages)")
+	}
+	g, err := w.toolGrammar(&r)
+	if err != nil {
+		return Done{}, err
+	}
+	tools := g != nil
+	if !tools {
+		if g, err = w.grammar(&r); err != nil {
+			return Done{}, err
+		}
 	}
 	text, err := w.Prompt(&r)
 	if err != nil {
 		return Done{}, err
 	}
 	ids := w.model.Tokenizer.Encode(text, true)
+	var lp *engine.Logprobs
+	if r.Logprobs {
+		lp = engine.NewLogprobs(r.TopLogprobs)
+	}
 	opts := engine.GenerateOptions{
 		MaxTokens: r.MaxTokens,
 		JSON:      r.JSON,
-		Sampling:  sample.Params{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, Seed: r.Seed},
+		Grammar:   g,
+		Sampling:  sample.Params{Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, MinP: r.MinP, Seed: r.Seed},
+		Logprobs:  lp,
 	}
 	count := 0
 	start := time.Now()
+	stops := stopper{stops: r.Stop}
+	hit, left := false, false
+	calls := 0
+	// tok collects what one engine token adds: text (through the stop
+	// sequences) and, with tools, pieces of calls (chat.ToolStream).
+	var tok Token
+	content := func(text string) {
+		if hit {
+			return
+		}
+		out, h := stops.push([]byte(text))
+		tok.Text += string(out)
+		hit = h
+	}
+	var ts *chat.ToolStream
+	event := func(e chat.ToolEvent) {
+		if !e.Call {
+			content(e.Content)
+			return
+		}
+		if e.Name != "" {
+			calls++
+		}
+		if !hit {
+			tok.Calls = append(tok.Calls, e)
+		}
+	}
+	if tools {
+		ts = &chat.ToolStream{}
+	}
+	send := func() bool {
+		tok.Count, tok.TokensPerSec = count, perSec(count, time.Since(start))
+		ok := emit(tok)
+		tok = Token{}
+		if !ok {
+			left = true
+		}
+		return ok
+	}
 	st, err := w.sess.Generate(ids, opts, func(id int, b []byte) bool {
+		if hit || left {
+			return false // the decoder's flush after a stop sequence
+		}
 		if id >= 0 {
 			count++
+			if lp != nil {
+				tok.Logprobs = append(tok.Logprobs, w.logprob(id, lp))
+			}
 		}
-		tok := Token{Text: string(b), Count: count, TokensPerSec: perSec(count, time.Since(start))}
-		if !emit(tok) {
+		if ts != nil {
+			ts.Push(string(b), event)
+		} else {
+			content(string(b))
+		}
+		if !send() || hit {
 			return false
 		}
 		return !w.stop.Load()
 	})
+	stuck := errors.Is(err, engine.ErrGrammarStuck)
+	if stuck {
+		st.Stop = engine.StopGrammar
+	}
+	cut := false // the reply ends inside a call
+	if !hit && !left && (err == nil || stuck) {
+		if ts != nil {
+			cut = ts.InCall()
+			ts.Flush(event)
+		}
+		if rest := stops.flush(); len(rest) > 0 {
+			tok.Text += string(rest)
+		}
+		if tok.Text != "" || len(tok.Calls) > 0 {
+			send()
+		}
+	}
+	if hit {
+		st.Stop = StopSequence
+	}
+	if calls > 0 && !cut && !hit && st.Stop != engine.StopCaller {
+		st.Stop = StopToolCalls
+	}
 	d := Done{
 		Prompt:       text,
 		PromptTokens: st.PromptTokens,
@@ -348,12 +588,112 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 		TokensPerSec: perSec(st.Generated, st.Decode),
 		Stop:         string(st.Stop),
 	}
+	if stuck {
+		d.StopReason, err = err.Error(), nil
+	}
 	if err != nil {
 		// The session may hold a half-computed position: forget the cache.
 		w.sess.Rewind(0)
+		if errors.Is(err, engine.ErrJSONBudget) || errors.Is(err, engine.ErrGrammarBudget) {
+			// Nothing was generated: say whether max_tokens or the context left no room.
+			if r.MaxTokens > 0 && r.MaxTokens < w.sess.Context()-len(ids) {
+				return d, &ParamError{Param: "max_tokens", Err: fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)}
+			}
+			return d, fmt.Errorf("%w: %d of %d positions are left after the prompt: %w", engine.ErrContext, w.sess.Context()-len(ids), w.sess.Context(), err)
+		}
 		return d, err
 	}
 	return d, nil
+}
+
+// StopSequence is the Done.Stop of a generation that ended at one of its
+// stop sequences.
+const StopSequence = "stop_sequence"
+
+// StopToolCalls is the Done.Stop of a reply that ends with complete tool
+// calls (finish_reason "tool_calls").
+const StopToolCalls = "tool_calls"
+
+// grammar returns the compiled grammar a request asks for (nil for none),
+// compiling it unless it is the last one compiled.
+func (w *Worker) grammar(r *GenerateRequest) (*grammar.GBNF, error) {
+	src, schema := r.Grammar, false
+	if r.JSONSchema != "" {
+		if src != "" {
+			return nil, fmt.Errorf("%w: a grammar and a JSON schema cannot both constrain one generation", ErrBadParams)
+		}
+		src, schema = r.JSONSchema, true
+	}
+	if src == "" {
+		return nil, nil
+	}
+	if r.JSON {
+		return nil, fmt.Errorf("%w: JSON mode and a grammar or JSON schema cannot both constrain one generation", ErrBadParams)
+	}
+	key := "gbnf:" + src
+	if schema {
+		key = "schema:" + src
+	}
+	if w.gram != nil && w.gramSrc == key {
+		return w.gram, nil
+	}
+	var g *grammar.GBNF
+	var err error
+	if schema {
+		g, err = grammar.FromJSONSchema([]byte(src))
+	} else {
+		g, err = grammar.ParseGBNF(src)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadParams, err)
+	}
+	w.gramSrc, w.gram = key, g
+	return g, nil
+}
+
+func checkStops(stops []string) error {
+	if len(stops) > MaxStops {
+		return fmt.Errorf("%w: at most %d stop sequences, got %d", ErrBadParams, MaxStops, len(stops))
+	}
+	for _, s := range stops {
+		if s == "" {
+			return fmt.Errorf("%w: a stop sequence is empty", ErrBadParams)
+		}
+		if len(s) > MaxStopBytes {
+			return fmt.Errorf("%w: a stop sequence is %d bytes, at most %d are allowed", ErrBadParams, len(s), MaxStopBytes)
+		}
+	}
+	return nil
+}
+
+// Error codes of the replies (Code), the JS API's PicoLMError codes.
+const (
+	CodeBadRequest  = "bad_request"  // the request's parameters, grammar, schema or messages
+	CodeContextFull = "context_full" // the prompt (and what must be generated) does not fit the context
+	CodeModelLoad   = "model_load"   // the model could not be loaded
+	CodeNoModel     = "no_model"     // no model is loaded
+	CodeEngine      = "engine"       // anything else
+	// CodeNoEmbeddings is a bad request's code for embeddings of a model
+	// that makes none (the Worker's "embeddings_not_supported").
+	CodeNoEmbeddings = "embeddings_not_supported"
+)
+
+// Code classifies an error of Generate for the page.
+func Code(err error) string {
+	switch {
+	case errors.Is(err, engine.ErrNoEmbedding):
+		return CodeNoEmbeddings
+	case errors.Is(err, engine.ErrContext):
+		return CodeContextFull
+	case errors.Is(err, ErrBadParams), errors.Is(err, grammar.ErrGrammar), errors.Is(err, grammar.ErrSchema),
+		errors.Is(err, jinja.ErrRender), errors.Is(err, engine.ErrEmptyPrompt), errors.Is(err, engine.ErrGrammarStuck):
+		return CodeBadRequest
+	case errors.Is(err, ErrNoModel):
+		return CodeNoModel
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrLoading):
+		return CodeModelLoad
+	}
+	return CodeEngine
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/picolm/picolm-wasm/engine"
@@ -30,8 +31,8 @@ func newChanPeer(t *testing.T, sh *engine.Shard) *chanPeer {
 }
 
 func (p *chanPeer) Info() (engine.ShardInfo, error) { return p.sh.Info(), nil }
-func (p *chanPeer) Start(group int, acts [][]byte, out []float32) error {
-	p.req <- func() error { return p.sh.Serve(group, acts, out) }
+func (p *chanPeer) Start(r engine.Request, out []float32) error {
+	p.req <- func() error { return p.sh.Serve(r, out) }
 	return nil
 }
 func (p *chanPeer) Wait() error { return <-p.done }
@@ -89,5 +90,17 @@ func TestLoadSplit(t *testing.T) {
 	}
 	if _, err := LoadShard(bytes.NewReader(b[:1000]), 1000, 1, 2); err == nil {
 		t.Fatal("a truncated file loaded as a shard")
+	}
+
+	// The Workers the page splits a model over at most: its KV heads.
+	wi, _ := whole.Info()
+	if n, err := SplitWorkers("q8.gguf", bytes.NewReader(b), int64(len(b))); err != nil || n != wi.KVHeads || n < 1 {
+		t.Fatalf("SplitWorkers: %d, %v; the model has %d KV heads", n, err, wi.KVHeads)
+	}
+	if _, err := SplitWorkers("cut.gguf", bytes.NewReader(b[:1000]), 1000); err == nil || !strings.Contains(err.Error(), "cut.gguf") {
+		t.Fatalf("SplitWorkers of a truncated file: %v", err)
+	}
+	if _, err := SplitWorkers("huge.gguf", bytes.NewReader(b), MaxModelBytes+1); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("SplitWorkers of a file too large: %v", err)
 	}
 }

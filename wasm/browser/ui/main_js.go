@@ -81,11 +81,7 @@ func (u *ui) wire() {
 		}
 	})
 	u.el("model-file").AddEventListener("change", false, func(dom.Event) {
-		files := u.input("model-file").Underlying().Get("files")
-		if files.Length() > 0 {
-			f := files.Index(0)
-			go u.load(f, f.Get("name").String())
-		}
+		go u.loadFiles(u.input("model-file").Underlying().Get("files"))
 	})
 	dz := u.el("dropzone")
 	for _, t := range []string{"dragenter", "dragover"} {
@@ -95,10 +91,8 @@ func (u *ui) wire() {
 	dz.AddEventListener("drop", false, func(ev dom.Event) {
 		ev.PreventDefault()
 		dz.Class().Remove("over")
-		files := ev.Underlying().Get("dataTransfer").Get("files")
-		if files.Length() > 0 && !u.busy {
-			f := files.Index(0)
-			go u.load(f, f.Get("name").String())
+		if !u.busy {
+			go u.loadFiles(ev.Underlying().Get("dataTransfer").Get("files"))
 		}
 	})
 	u.el("generate").AddEventListener("click", false, func(dom.Event) { go u.generate() })
@@ -156,6 +150,19 @@ func arg(a []js.Value) js.Value {
 }
 
 func (u *ui) loadBuiltin(_ string) { u.load(js.ValueOf("builtin"), "the built-in stories260K") }
+
+// loadFiles loads the files picked or dropped: one model file, or all the
+// shards of a split GGUF (NAME-00001-of-00003.gguf, ...) together.
+func (u *ui) loadFiles(files js.Value) {
+	switch n := files.Length(); n {
+	case 0:
+	case 1:
+		f := files.Index(0)
+		u.load(f, f.Get("name").String())
+	default:
+		u.load(js.Global().Get("Array").Call("from", files), "the "+strconv.Itoa(n)+" files ("+files.Index(0).Get("name").String()+", ...)")
+	}
+}
 
 func (u *ui) loadURL() {
 	url := strings.TrimSpace(u.input("model-url").Value())

@@ -6,18 +6,32 @@
 // Page → worker: {type, id, ...}
 //
 //	load     {builtin: true} or {name, bytes: ArrayBuffer (transferred)}
+//	plan     {name, model: SharedArrayBuffer, size}  replies plan {maxWorkers}: the Workers the model's attention divides over
 //	loadSplit {name, model: SharedArrayBuffer, size, channels: [SharedArrayBuffer]}
 //	                                 the lead of a model split over workers (split_js.go)
 //	shard    {model, size, part, parts, channel}  serve a part (never returns; replies shardReady or error)
 //	begin    {name, size}            then chunk {data: ArrayBuffer}..., then end
-//	blob     {name, blob: Blob}      read by the worker in slices (progress {loaded} replies), then loaded
+//	blob     {name, blob: Blob}      read by the worker in slices (progress {loaded} replies), then loaded;
+//	         {name, blobs: [Blob], names}  the shards of a split GGUF, in order, read one after the other
+//
+// loadSplit and shard take the shards of a split GGUF laid end to end in
+// model, with sizes: [n] and names: [string].
+//
 //	sync     {}                      answered with ok once the messages before it are handled
-//	generate {prompt | messages, maxTokens, temperature, topP, topK, seed, json}
-//	stop     {}                      (the generation with this id ends after its current token)
+//	generate {prompt | messages, maxTokens, temperature, topP, topK, minP, seed, json,
+//	          grammar (GBNF source), jsonSchema (a JSON Schema as text), stop: [string],
+//	          logprobs, topLogprobs, tools: [{name, description, parameters (JSON text)}],
+//	          toolChoice {mode, function, parallel}}; a message is {role, content,
+//	          toolCalls: [{id, name, arguments}], toolCallId, name}
+//	embed    {inputs: [{text} | {tokens: [id]}]}  answered with embedded {data: [ArrayBuffer of float32s], tokens: [n]}
+//	stop     {}                      (the generation with this id ends after its current token;
+//	                                 one still queued ends before it starts, with stop "stopped")
 //	unload   {}
 //
-// Worker → page: ready, loaded {info, memory}, ok (begin accepted),
-// token {text, count, tokensPerSec}, done {stats, memory}, error {message}.
+// Worker → page: ready, loaded {info, memory}, ok (begin accepted), plan {maxWorkers},
+// token {text, count, tokensPerSec, calls?: [{index, name?, arguments}], logprobs?: [...]},
+// done {stats, memory}, error {message, code, param} (code: host.Code's
+// classes; param: host.Param).
 package main
 
 import (
@@ -36,8 +50,10 @@ const yieldEvery = 20 * time.Millisecond
 type bridge struct {
 	w       *host.Worker
 	self    js.Value
-	queue   chan js.Value // generate requests, run one at a time
-	running float64       // id of the running generation
+	queue   chan js.Value    // generate requests, run one at a time
+	running float64          // id of the running generation
+	started float64          // id of the last generation started
+	stopped map[float64]bool // ids of queued generations stopped before they started
 	resume  chan struct{}
 	port    js.Value
 	peers   []*sabPeer // the shards of a split model
@@ -45,10 +61,11 @@ type bridge struct {
 
 func main() {
 	b := &bridge{
-		w:      host.New(),
-		self:   js.Global(),
-		queue:  make(chan js.Value, 64),
-		resume: make(chan struct{}, 1),
+		w:       host.New(),
+		self:    js.Global(),
+		queue:   make(chan js.Value, 64),
+		resume:  make(chan struct{}, 1),
+		stopped: map[float64]bool{},
 	}
 	// A MessageChannel round trip is the fastest way back through the event
 	// loop (setTimeout is clamped to 4 ms).
@@ -70,10 +87,14 @@ func main() {
 		switch req.Get("type").String() {
 		case "blob":
 			b.readBlob(req)
+		case "plan":
+			b.plan(req)
 		case "loadSplit":
 			b.loadSplit(req)
 		case "shard":
 			b.serveShard(req)
+		case "embed":
+			b.embed(req)
 		default:
 			b.generate(req)
 		}
@@ -96,8 +117,10 @@ func (b *bridge) reply(id js.Value, typ string, fields map[string]any) {
 	b.post(m, nil)
 }
 
+// fail replies with an error, classified by host.Code (web/picolm.js makes
+// any error of a load a ModelLoadError).
 func (b *bridge) fail(id js.Value, err error) {
-	b.reply(id, "error", map[string]any{"message": err.Error()})
+	b.reply(id, "error", map[string]any{"message": err.Error(), "code": host.Code(err), "param": host.Param(err)})
 }
 
 // memory reports the worker's memory: the wasm linear memory (Go's whole
@@ -165,11 +188,13 @@ func (b *bridge) handle(msg js.Value) {
 	case "end":
 		info, err := b.w.Finish()
 		b.loaded(id, info, err)
-	case "generate", "blob", "loadSplit", "shard":
+	case "generate", "embed", "blob", "plan", "loadSplit", "shard":
 		b.queue <- msg
 	case "stop":
 		if id.Float() == b.running {
 			b.w.Stop()
+		} else if id.Float() > b.started {
+			b.stopped[id.Float()] = true // still queued (ids grow): it will not start
 		}
 	case "unload":
 		b.w.Unload()
@@ -201,25 +226,42 @@ func (b *bridge) copyChunk(id, data js.Value) bool {
 // slices straight into the Go buffer: nothing but one slice is ever held by
 // JS, and the page's heap is not involved.
 func (b *bridge) readBlob(msg js.Value) {
-	id, blob := msg.Get("id"), msg.Get("blob")
-	size := int64(blob.Get("size").Float())
-	if err := b.w.Begin(msg.Get("name").String(), size); err != nil {
+	id := msg.Get("id")
+	var blobs []js.Value
+	var fs host.Files
+	if bs := msg.Get("blobs"); bs.Type() != js.TypeObject {
+		blob := msg.Get("blob")
+		blobs, fs = []js.Value{blob}, host.OneFile(msg.Get("name").String(), int64(blob.Get("size").Float()))
+	} else {
+		names := msg.Get("names")
+		for i := range bs.Length() {
+			blobs = append(blobs, bs.Index(i))
+			fs.Sizes = append(fs.Sizes, int64(bs.Index(i).Get("size").Float()))
+			fs.Names = append(fs.Names, strAt(names, i))
+		}
+	}
+	if err := b.w.BeginFiles(msg.Get("name").String(), fs); err != nil {
 		b.fail(id, err)
 		return
 	}
 	const step = 8 << 20
-	for off := int64(0); off < size; off += step {
-		end := min(off+step, size)
-		ab, err := await(blob.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
-		if err != nil {
-			b.w.Unload()
-			b.fail(id, err)
-			return
+	loaded := int64(0)
+	for _, blob := range blobs {
+		size := int64(blob.Get("size").Float())
+		for off := int64(0); off < size; off += step {
+			end := min(off+step, size)
+			ab, err := await(blob.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
+			if err != nil {
+				b.w.Unload()
+				b.fail(id, err)
+				return
+			}
+			if !b.copyChunk(id, js.Global().Get("Uint8Array").New(ab)) {
+				return
+			}
+			loaded += end - off
+			b.reply(id, "progress", map[string]any{"loaded": float64(loaded)})
 		}
-		if !b.copyChunk(id, js.Global().Get("Uint8Array").New(ab)) {
-			return
-		}
-		b.reply(id, "progress", map[string]any{"loaded": float64(end)})
 	}
 	info, err := b.w.Finish()
 	b.loaded(id, info, err)
@@ -254,6 +296,12 @@ func (b *bridge) yield() {
 
 func (b *bridge) generate(msg js.Value) {
 	id := msg.Get("id")
+	b.started = id.Float()
+	if b.stopped[id.Float()] {
+		delete(b.stopped, id.Float())
+		b.reply(id, "done", map[string]any{"stats": host.Done{Stop: "stopped"}.Map(), "memory": b.memory()})
+		return
+	}
 	b.running = id.Float()
 	defer func() { b.running = 0 }()
 	r := host.GenerateRequest{
@@ -262,13 +310,43 @@ func (b *bridge) generate(msg js.Value) {
 		Temperature: float32(flt(msg.Get("temperature"), 0.8)),
 		TopP:        float32(flt(msg.Get("topP"), 0.9)),
 		TopK:        num(msg.Get("topK"), 0),
+		MinP:        float32(flt(msg.Get("minP"), 0)),
 		Seed:        uint64(flt(msg.Get("seed"), 42)),
 		JSON:        msg.Get("json").Truthy(),
+		Grammar:     str(msg.Get("grammar")),
+		JSONSchema:  str(msg.Get("jsonSchema")),
+		Logprobs:    msg.Get("logprobs").Truthy(),
+		TopLogprobs: num(msg.Get("topLogprobs"), 0),
+	}
+	if ts := msg.Get("tools"); ts.Type() == js.TypeObject {
+		for i := range ts.Length() {
+			t := ts.Index(i)
+			tool := chat.Tool{Name: str(t.Get("name")), Description: str(t.Get("description"))}
+			if p := str(t.Get("parameters")); p != "" {
+				tool.Parameters = []byte(p)
+			}
+			r.Tools = append(r.Tools, tool)
+		}
+	}
+	if tc := msg.Get("toolChoice"); tc.Type() == js.TypeObject {
+		r.ToolChoice = chat.ToolChoice{Mode: str(tc.Get("mode")), Function: str(tc.Get("function")), Parallel: tc.Get("parallel").Truthy()}
+	}
+	if st := msg.Get("stop"); st.Type() == js.TypeObject {
+		for i := range st.Length() {
+			r.Stop = append(r.Stop, str(st.Index(i)))
+		}
 	}
 	if ms := msg.Get("messages"); ms.Type() == js.TypeObject {
 		for i := range ms.Length() {
 			m := ms.Index(i)
-			r.Messages = append(r.Messages, chat.Message{Role: str(m.Get("role")), Content: str(m.Get("content"))})
+			cm := chat.Message{Role: str(m.Get("role")), Content: str(m.Get("content")), ToolCallID: str(m.Get("toolCallId")), Name: str(m.Get("name"))}
+			if tc := m.Get("toolCalls"); tc.Type() == js.TypeObject {
+				for k := range tc.Length() {
+					c := tc.Index(k)
+					cm.ToolCalls = append(cm.ToolCalls, chat.ToolCall{ID: str(c.Get("id")), Name: str(c.Get("name")), Arguments: str(c.Get("arguments"))})
+				}
+			}
+			r.Messages = append(r.Messages, cm)
 		}
 	}
 	last := time.Now()
@@ -277,9 +355,12 @@ func (b *bridge) generate(msg js.Value) {
 	if len(b.peers) > 0 {
 		k0 = b.counters()
 	}
+	var emit time.Duration // in this callback (split stats)
 	d, err := b.w.Generate(r, func(t host.Token) bool {
+		t0 := time.Now()
 		if t.Count >= 1 && !prompted && len(b.peers) > 0 {
 			k1, prompted = b.counters(), true
+			k1.emit = emit
 		}
 		m := t.Map()
 		m["type"], m["id"] = "token", id
@@ -288,6 +369,7 @@ func (b *bridge) generate(msg js.Value) {
 			b.yield()
 			last = time.Now()
 		}
+		emit += time.Since(t0)
 		return true
 	})
 	if err != nil {
@@ -298,10 +380,37 @@ func (b *bridge) generate(msg js.Value) {
 	if len(b.peers) > 0 {
 		if !prompted {
 			k1 = b.counters()
+			k1.emit = emit
 		}
-		stats["split"] = map[string]any{"prefill": splitStats(k0, k1), "decode": splitStats(k1, b.counters())}
+		k2 := b.counters()
+		k2.emit = emit
+		stats["split"] = map[string]any{"prefill": splitStats(k0, k1, d.PrefillMs), "decode": splitStats(k1, k2, d.DecodeMs)}
 	}
 	b.reply(id, "done", map[string]any{"stats": stats, "memory": b.memory()})
+}
+
+// strAt is v[i] as a string: "" unless v is an array of more than i
+// elements with a string there.
+func strAt(v js.Value, i int) string {
+	if v.Type() != js.TypeObject || i >= v.Length() {
+		return ""
+	}
+	return str(v.Index(i))
+}
+
+// filesOf reads the files of a loadSplit or shard message: the shards of
+// a split GGUF (sizes: [n], names: [string]) or one file of size bytes.
+func filesOf(msg js.Value, name string, size int64) host.Files {
+	sizes := msg.Get("sizes")
+	if sizes.Type() != js.TypeObject {
+		return host.OneFile(name, size)
+	}
+	var fs host.Files
+	for i := range min(sizes.Length(), 1<<16) {
+		fs.Sizes = append(fs.Sizes, int64(flt(sizes.Index(i), 0)))
+		fs.Names = append(fs.Names, strAt(msg.Get("names"), i))
+	}
+	return fs
 }
 
 func str(v js.Value) string {
@@ -323,4 +432,38 @@ func flt(v js.Value, def float64) float64 {
 		return def
 	}
 	return v.Float()
+}
+
+// embed answers an embed message: each input's vector (host.Worker.Embed)
+// as the bytes of a Float32Array, transferred.
+func (b *bridge) embed(msg js.Value) {
+	id := msg.Get("id")
+	var inputs []host.EmbedInput
+	if ins := msg.Get("inputs"); ins.Type() == js.TypeObject {
+		for i := range min(ins.Length(), host.MaxEmbedInputs+1) {
+			in := ins.Index(i)
+			if t := in.Get("tokens"); t.Type() == js.TypeObject {
+				toks := make([]int, min(t.Length(), 1<<20))
+				for k := range toks {
+					toks[k] = num(t.Index(k), -1)
+				}
+				inputs = append(inputs, host.EmbedInput{Tokens: toks})
+			} else {
+				inputs = append(inputs, host.EmbedInput{Text: str(in.Get("text")), IsText: true})
+			}
+		}
+	}
+	es, err := b.w.Embed(inputs)
+	if err != nil {
+		b.fail(id, err)
+		return
+	}
+	data, tokens, transfer := make([]any, len(es)), make([]any, len(es)), make([]any, len(es))
+	for i, e := range es {
+		bs := e.Bytes()
+		u := js.Global().Get("Uint8Array").New(len(bs))
+		js.CopyBytesToJS(u, bs)
+		data[i], tokens[i], transfer[i] = u.Get("buffer"), e.Tokens, u.Get("buffer")
+	}
+	b.post(map[string]any{"type": "embedded", "id": id, "data": data, "tokens": tokens, "memory": b.memory()}, transfer)
 }

@@ -5,28 +5,39 @@ package main
 // A model split over Web Workers (engine.LoadOptions.Parts): the page puts
 // the model file in a SharedArrayBuffer that every worker reads (each copies
 // only its part out of it, then lets it go), and gives each shard worker a
-// channel, another SharedArrayBuffer, shared with the lead. Per group of
-// matrix products (engine.Peer) the lead writes the quantized activations
-// and the group id into the channel, bumps the request sequence
-// (Atomics.store + notify), computes its own rows and waits (Atomics.wait;
-// allowed in workers) for the response sequence; the shard, blocked on the
-// request sequence, computes its rows and writes them back as float32.
-// Go's wasm memory is not shared: the bytes move with js.CopyBytesToGo /
-// CopyBytesToJS through Uint8Array views.
+// channel, another SharedArrayBuffer, shared with the lead. Per step of the
+// forward pass (engine.Request: a layer's attention for the shard's heads,
+// or its rows of a product group) the lead writes the activations and the
+// request into the channel, bumps the request sequence (Atomics.store +
+// notify), computes its own share and waits (Atomics.wait; allowed in
+// workers) for the response sequence; the shard, blocked on the request
+// sequence, computes its share and writes it back as float32. Go's wasm
+// memory is not shared: the bytes move with js.CopyBytesToGo /
+// CopyBytesToJS through Uint8Array views, and each side's fields are
+// written with one CopyBytesToJS before a JS call without arguments
+// (web/worker.js's picolmChannel) publishes them: a call with arguments
+// would box them, an allocation per call.
 //
 // Channel layout (Int32 slots, then byte regions):
 //
 //	0 request sequence (lead)      1 response sequence (shard)
 //	2 state: 0 loading, 1 serving, 2 failed (the shard's load failed, or
 //	  the page saw its worker die)
-//	3 status of the response: 0 ok, 1 error (message at msgOff)
-//	4 group id   5 activations   6 bytes per activation   7 floats in the reply
-//	8 part   9 parts   10 the shard's wasm memory in 64 KiB pages   11 message length
-//	12 the shard's time computing and copying its replies, in µs (wrapping)
-//	13 requests served   14 the shard's sleeps (Atomics.wait) waiting for a
-//	request   15 the lead's sleeps waiting for a reply (counters for
-//	splitStats; each slot has one writer)
-//	bytes 64..96 the model identity, 128..1152 the error message,
+//	3 part   4 parts   5 the shard's wasm memory in 64 KiB pages
+//	6 message length   7 the positions the shard's KV cache holds
+//	8..14 the request (the lead writes it): 8 op, 9 group or layer,
+//	  10 first position, 11 activations, 12 bytes per activation,
+//	  13 floats in the reply, 14 its sequence
+//	16..19 the reply (the shard): 16 status (0 ok, 1 error, message at
+//	  msgOff), 17 floats, 18 the shard's time computing and copying its
+//	  replies in µs (wrapping), 19 its sequence
+//	20 requests served   21 the shard's time in attention steps, µs
+//	22 the shard's sleeps (Atomics.wait) waiting for a request
+//	23 the lead's sleeps waiting for a reply (counters for splitStats;
+//	  each slot has one writer)
+//	24..27 the lead's await arguments (slot, value, ms, µs polling first)
+//	28..31 the shard's
+//	bytes 128..160 the model identity, 256..1280 the error message,
 //	actsOff.. the activations, outOff.. the reply.
 
 import (
@@ -43,23 +54,28 @@ import (
 )
 
 const (
-	ixReq, ixResp, ixState, ixStatus    = 0, 1, 2, 3
-	ixGroup, ixActs, ixActLen, ixOutLen = 4, 5, 6, 7
-	ixPart, ixParts, ixPages, ixMsgLn   = 8, 9, 10, 11
-	ixBusy, ixServed, ixShardSleeps     = 12, 13, 14
-	ixLeadSleeps                        = 15
+	ixReq, ixResp, ixState                   = 0, 1, 2
+	ixPart, ixParts, ixPages, ixMsgLn, ixCtx = 3, 4, 5, 6, 7
+	ixOp, ixID, ixPos, ixActs, ixActLen      = 8, 9, 10, 11, 12
+	ixOutLen, ixReqSeq                       = 13, 14
+	ixStatus, ixReplyLen, ixBusy, ixRespSeq  = 16, 17, 18, 19
+	ixServed, ixAttnBusy                     = 20, 21
+	ixShardSleeps, ixLeadSleeps              = 22, 23
+	ixLeadArgs, ixShardArgs                  = 24, 28
+
+	headSlots = 32
 
 	stateLoading, stateServing, stateFailed = 0, 1, 2
 
-	idOff   = 64
-	msgOff  = 128
+	idOff   = 128
+	msgOff  = 256
 	msgMax  = 1024
 	actsOff = 4096
 	actsMax = 1 << 20
 	outOff  = actsOff + actsMax
 
 	// helloTimeout bounds how long the lead waits for a shard to load;
-	// replyTimeout for one product (a shard that died without the page
+	// replyTimeout for one step (a shard that died without the page
 	// noticing).
 	helloTimeout = 5 * time.Minute
 	replyTimeout = 2 * time.Minute
@@ -68,17 +84,18 @@ const (
 var errShardDied = errors.New("the shard worker failed")
 
 // channel is one lead–shard channel, as either side sees it. The polling
-// and signalling are web/worker.js's picolmChannel (one Go→JS call each).
+// and signalling are web/worker.js's picolmChannel.open(sab) (one Go→JS
+// call each, without arguments).
 type channel struct {
 	atomics js.Value
-	prim    js.Value // picolmChannel
+	fns     js.Value // picolmChannel.open(sab): request, reply, leadAwait, shardAwait
 	i32     js.Value // Int32Array over the whole buffer
-	head    js.Value // Uint8Array over slots 0..15
-	hdr     [64]byte // the slots, as last read
-	u8      js.Value // Uint8Array over the whole buffer
-	acts    js.Value // Uint8Array over the activations region
-	out     js.Value // Uint8Array over the reply region
-	outMax  int      // bytes of the reply region
+	hdr     [4 * headSlots]byte
+	views   [headSlots + 1]js.Value // views[i]: Uint8Array over the slots from i on, made on first use
+	u8      js.Value                // Uint8Array over the whole buffer
+	acts    js.Value                // Uint8Array over the activations region
+	out     js.Value                // Uint8Array over the reply region
+	outMax  int                     // bytes of the reply region
 }
 
 func newChannel(sab js.Value) (*channel, error) {
@@ -93,8 +110,7 @@ func newChannel(sab js.Value) (*channel, error) {
 	u8 := js.Global().Get("Uint8Array").New(sab)
 	return &channel{
 		atomics: js.Global().Get("Atomics"),
-		prim:    prim,
-		head:    u8.Call("subarray", 0, 64),
+		fns:     prim.Call("open", sab),
 		i32:     js.Global().Get("Int32Array").New(sab),
 		u8:      u8,
 		acts:    u8.Call("subarray", actsOff, outOff),
@@ -103,33 +119,68 @@ func newChannel(sab js.Value) (*channel, error) {
 	}, nil
 }
 
+// These are for the slow paths (loading, errors, counters): their
+// arguments are boxed.
 func (c *channel) load(i int) int32     { return int32(c.atomics.Call("load", c.i32, i).Int()) }
 func (c *channel) store(i int, v int32) { c.atomics.Call("store", c.i32, i, v) }
 func (c *channel) notify(i int)         { c.atomics.Call("notify", c.i32, i) }
 
-// await waits while slot i holds v, at most d, and returns the slot: it
-// polls for spinMs, then sleeps in Atomics.wait.
-func (c *channel) await(i int, v int32, d time.Duration) int32 {
-	return int32(c.prim.Call("await", c.i32, i, v, float64(d.Milliseconds()), spinMs).Int())
+// set writes v into the Go copy of slot i; put copies slots [lo, hi) of it
+// into the channel (plain writes, published by the atomic store of a
+// sequence after them).
+func (c *channel) set(i int, v int32) { binary.LittleEndian.PutUint32(c.hdr[4*i:], uint32(v)) }
+
+func (c *channel) put(lo, hi int) {
+	js.CopyBytesToJS(c.view(lo), c.hdr[4*lo:4*hi])
 }
 
-// spinMs is how long a side of a channel polls (ms) before it sleeps in
+// get copies slots [lo, hi) of the channel into the Go copy (after an
+// await saw the sequence move, which orders the other side's writes
+// before it); slot reads them.
+func (c *channel) get(lo, hi int) {
+	js.CopyBytesToGo(c.hdr[4*lo:4*hi], c.view(lo))
+}
+
+func (c *channel) slot(i int) int32 { return int32(binary.LittleEndian.Uint32(c.hdr[4*i:])) }
+
+// view is the Uint8Array over the slots from i on (made once: a subarray
+// call boxes its argument).
+func (c *channel) view(i int) js.Value {
+	if c.views[i].IsUndefined() {
+		c.views[i] = c.u8.Call("subarray", 4*i, 4*headSlots)
+	}
+	return c.views[i]
+}
+
+// await waits while slot i holds v, at most d, and returns the slot: it
+// polls for spinMs, then sleeps in Atomics.wait. args is the side's
+// argument slots (ixLeadArgs or ixShardArgs).
+func (c *channel) await(args, i int, v int32, d time.Duration) int32 {
+	c.set(args, int32(i))
+	c.set(args+1, v)
+	c.set(args+2, int32(d.Milliseconds()))
+	c.set(args+3, spinUs)
+	c.put(args, args+4)
+	fn := "leadAwait"
+	if args == ixShardArgs {
+		fn = "shardAwait"
+	}
+	return int32(c.fns.Call(fn).Int())
+}
+
+// spinUs is how long a side of a channel polls (µs) before it sleeps in
 // Atomics.wait. Waking a thread from Atomics.wait costs a futex wake-up, but
 // polling for long loses on a machine whose cores are shared: the poller
 // takes the time a computing Worker needs. Measured on a 2-core AMD EPYC
 // under a load average of 14 (2026-12-02, TinyLlama-shaped Q4_K_M, 2
 // Workers): polling 2 ms for a reply and 1 ms for a request decoded at 0.63
-// tok/s, against 1.0–1.2 tok/s polling 0.02 ms; on an idle machine the
-// difference is unmeasured (stats.split counts the sleeps).
-const spinMs = 0.02
-
-// slots reads slots 0..15 (after an await saw the sequence move, which
-// orders the other side's plain writes before it).
-func (c *channel) slots() {
-	js.CopyBytesToGo(c.hdr[:], c.head)
-}
-
-func (c *channel) slot(i int) int32 { return int32(binary.LittleEndian.Uint32(c.hdr[4*i:])) }
+// tok/s, against 1.0–1.2 tok/s polling 0.02 ms. At 20 µs a shard sleeps
+// before most requests (87% of them at a load of 6–9, 2026-12-02), and the
+// lead's sends then cost 0.5 ms each (stats.split's leadSendMs: the
+// Atomics.notify of a sleeper); a shard polling 200 µs slept half as often
+// but decoded slower at a load of 11–14 (one run each); on an idle machine
+// the difference is unmeasured.
+const spinUs = 20
 
 func (c *channel) setMessage(err error) {
 	b := []byte(err.Error())
@@ -177,12 +228,10 @@ func (r *sabReader) ReadAt(p []byte, off int64) (int, error) {
 
 // sabPeer is the lead's side of a channel: an engine.Peer.
 type sabPeer struct {
-	c   *channel
-	seq int32
-	out []float32 // the started product's reply
-
-	starts int           // products started
-	wait   time.Duration // time in Wait
+	c     *channel
+	seq   int32
+	out   []float32 // the started step's reply
+	stage []byte    // a batch's activations, end to end (one copy into the channel)
 }
 
 func (p *sabPeer) Info() (engine.ShardInfo, error) {
@@ -191,7 +240,7 @@ func (p *sabPeer) Info() (engine.ShardInfo, error) {
 		if time.Now().After(deadline) {
 			return engine.ShardInfo{}, errors.New("the shard worker did not load the model in time")
 		}
-		p.c.await(ixState, stateLoading, 100*time.Millisecond)
+		p.c.await(ixLeadArgs, ixState, stateLoading, 100*time.Millisecond)
 	}
 	if p.c.load(ixState) != stateServing {
 		if m := p.c.message(); m != "" {
@@ -202,35 +251,46 @@ func (p *sabPeer) Info() (engine.ShardInfo, error) {
 	var info engine.ShardInfo
 	js.CopyBytesToGo(info.Identity[:], p.c.u8.Call("subarray", idOff, idOff+32))
 	info.Part, info.Parts = int(p.c.load(ixPart)), int(p.c.load(ixParts))
+	info.Context = int(p.c.load(ixCtx))
 	p.seq = p.c.load(ixResp)
 	return info, nil
 }
 
-func (p *sabPeer) Start(group int, acts [][]byte, out []float32) error {
-	n := len(acts[0])
-	if len(acts)*n > actsMax || 4*len(out) > p.c.outMax {
-		return fmt.Errorf("a product of %d activations of %d bytes and %d results does not fit the channel", len(acts), n, len(out))
+func (p *sabPeer) Start(r engine.Request, out []float32) error {
+	c := p.c
+	n := len(r.Acts[0])
+	if len(r.Acts)*n > actsMax || 4*len(out) > c.outMax {
+		return fmt.Errorf("a step of %d activations of %d bytes and %d results does not fit the channel", len(r.Acts), n, len(out))
 	}
-	if len(acts) == 1 {
-		js.CopyBytesToJS(p.c.acts, acts[0])
+	if len(r.Acts) == 1 {
+		js.CopyBytesToJS(c.acts, r.Acts[0])
 	} else {
-		for b, a := range acts {
-			js.CopyBytesToJS(p.c.acts.Call("subarray", b*n), a)
+		if len(p.stage) < len(r.Acts)*n { // in the first prompt batch: then every batch fits
+			p.stage = make([]byte, min(max(len(r.Acts), 16)*n, actsMax))
 		}
+		for b, a := range r.Acts {
+			copy(p.stage[b*n:], a)
+		}
+		js.CopyBytesToJS(c.acts, p.stage[:len(r.Acts)*n])
 	}
 	p.seq++
-	p.starts++
 	p.out = out
-	p.c.prim.Call("request", p.c.i32, group, len(acts), n, len(out), p.seq)
+	c.set(ixOp, int32(r.Op))
+	c.set(ixID, int32(r.ID))
+	c.set(ixPos, int32(r.Pos))
+	c.set(ixActs, int32(len(r.Acts)))
+	c.set(ixActLen, int32(n))
+	c.set(ixOutLen, int32(len(out)))
+	c.set(ixReqSeq, p.seq)
+	c.put(ixOp, ixReqSeq+1)
+	c.fns.Call("request")
 	return nil
 }
 
 func (p *sabPeer) Wait() error {
 	c := p.c
-	start := time.Now()
-	defer func() { p.wait += time.Since(start) }()
-	deadline := start.Add(replyTimeout)
-	for c.await(ixResp, p.seq-1, 100*time.Millisecond) != p.seq {
+	deadline := time.Now().Add(replyTimeout)
+	for c.await(ixLeadArgs, ixResp, p.seq-1, 100*time.Millisecond) != p.seq {
 		if c.load(ixState) != stateServing {
 			return errShardDied
 		}
@@ -238,15 +298,34 @@ func (p *sabPeer) Wait() error {
 			return fmt.Errorf("the shard worker did not answer in %v", replyTimeout)
 		}
 	}
-	c.slots()
+	c.get(ixStatus, ixRespSeq+1)
 	if c.slot(ixStatus) != 0 {
 		return errors.New(c.message())
 	}
-	if got := int(c.slot(ixOutLen)); got != len(p.out) {
+	if got := int(c.slot(ixReplyLen)); got != len(p.out) {
 		return fmt.Errorf("the shard replied %d values, want %d", got, len(p.out))
 	}
 	js.CopyBytesToGo(quant.F32Bytes(p.out), c.out)
 	return nil
+}
+
+// plan reports how many Workers the model in msg's SharedArrayBuffer
+// ({name, model, size}) divides its attention over (host.SplitWorkers).
+func (b *bridge) plan(msg js.Value) {
+	id := msg.Get("id")
+	size := int64(msg.Get("size").Float())
+	name := str(msg.Get("name"))
+	r, err := newSABReader(msg.Get("model"), size)
+	if err != nil {
+		b.fail(id, err)
+		return
+	}
+	n, err := host.SplitWorkers(name, r, size)
+	if err != nil {
+		b.fail(id, err)
+		return
+	}
+	b.reply(id, "plan", map[string]any{"maxWorkers": n})
 }
 
 // loadSplit loads the lead's part: {name, model: SharedArrayBuffer, size,
@@ -274,7 +353,8 @@ func (b *bridge) loadSplit(msg js.Value) {
 		b.fail(id, err)
 		return
 	}
-	info, err := b.w.LoadSplit(str(msg.Get("name")), r, size, peers)
+	name := str(msg.Get("name"))
+	info, err := b.w.LoadSplitFiles(name, r, filesOf(msg, name, size), peers)
 	if err != nil {
 		b.peers = nil
 	}
@@ -282,8 +362,8 @@ func (b *bridge) loadSplit(msg js.Value) {
 }
 
 // serveShard loads a shard ({model, size, part, parts, channel}) and serves
-// the lead's products until the page terminates the worker. It never
-// returns to the event loop once serving.
+// the lead's steps until the page terminates the worker. It never returns
+// to the event loop once serving.
 func (b *bridge) serveShard(msg js.Value) {
 	c, err := newChannel(msg.Get("channel"))
 	if err != nil {
@@ -303,7 +383,7 @@ func (b *bridge) serveShard(msg js.Value) {
 		failed(err)
 		return
 	}
-	sh, err := host.LoadShard(r, size, msg.Get("part").Int(), msg.Get("parts").Int())
+	sh, err := host.LoadShardFiles(r, filesOf(msg, "the model file", size), msg.Get("part").Int(), msg.Get("parts").Int())
 	if err != nil {
 		failed(err)
 		return
@@ -323,6 +403,7 @@ func (b *bridge) serveShard(msg js.Value) {
 	js.CopyBytesToJS(c.u8.Call("subarray", idOff, idOff+32), info.Identity[:])
 	c.store(ixPart, int32(info.Part))
 	c.store(ixParts, int32(info.Parts))
+	c.store(ixCtx, int32(info.Context))
 	if m := b.memory(); m.Type() == js.TypeObject {
 		c.store(ixPages, int32(m.Get("wasmBytes").Int()>>16))
 	}
@@ -330,75 +411,106 @@ func (b *bridge) serveShard(msg js.Value) {
 	last := c.load(ixReq)
 	c.store(ixState, stateServing)
 	c.notify(ixState)
-	var busy time.Duration
+	var busy, attn time.Duration
 	for {
-		for c.await(ixReq, last, time.Second) == last {
+		for c.await(ixShardArgs, ixReq, last, time.Second) == last {
 		}
 		start := time.Now()
-		c.slots()
-		last = c.slot(ixReq)
-		group := int(c.slot(ixGroup))
+		c.get(ixOp, ixReqSeq+1)
+		last = c.slot(ixReqSeq)
+		req := engine.Request{Op: engine.Op(c.slot(ixOp)), ID: int(c.slot(ixID)), Pos: int(c.slot(ixPos))}
 		n, l, o := int(c.slot(ixActs)), int(c.slot(ixActLen)), int(c.slot(ixOutLen))
 		if n >= 1 && n <= maxActs && l >= 0 && l <= actLen && o >= 0 && o <= outLen {
 			js.CopyBytesToGo(actBuf[:n*l], c.acts)
 			for i := range n {
 				acts[i] = actBuf[i*l : (i+1)*l]
 			}
-			err = sh.Serve(group, acts[:n], outBuf[:o])
+			req.Acts = acts[:n]
+			err = sh.Serve(req, outBuf[:o])
 		} else {
 			err = fmt.Errorf("a request of %d activations of %d bytes and %d results (at most %d, %d, %d)", n, l, o, maxActs, actLen, outLen)
 		}
-		status := 0
+		status := int32(0)
 		if err != nil {
 			c.setMessage(err)
 			status = 1
 		} else {
 			js.CopyBytesToJS(c.out, quant.F32Bytes(outBuf[:o]))
 		}
-		busy += time.Since(start)
-		c.prim.Call("reply", c.i32, status, o, last, uint32(busy.Microseconds()))
+		d := time.Since(start)
+		busy += d
+		if req.Op == engine.OpAttention {
+			attn += d
+		}
+		c.set(ixStatus, status)
+		c.set(ixReplyLen, int32(o))
+		c.set(ixBusy, int32(uint32(busy.Microseconds())))
+		c.set(ixRespSeq, last)
+		c.set(ixServed, c.slot(ixServed)+1)
+		c.set(ixAttnBusy, int32(uint32(attn.Microseconds())))
+		c.put(ixStatus, ixAttnBusy+1)
+		c.fns.Call("reply")
 	}
 }
 
 // splitCounters is a snapshot of a split model's counters (splitStats).
 type splitCounters struct {
-	starts      int
-	wait        time.Duration
+	lead        engine.SplitStats
+	emit        time.Duration // in the generation's token callback: posting tokens, yielding to the event loop
 	leadSleeps  int
 	busyUs      []uint32 // per shard
+	attnUs      []uint32
 	shardSleeps []int32
 }
 
 // counters reads the lead's and the shards' counters.
 func (b *bridge) counters() splitCounters {
-	var k splitCounters
+	k := splitCounters{lead: b.w.SplitStats()}
 	for _, p := range b.peers {
-		k.starts = p.starts
-		k.wait += p.wait
 		k.leadSleeps += int(p.c.load(ixLeadSleeps))
 		k.busyUs = append(k.busyUs, uint32(p.c.load(ixBusy)))
+		k.attnUs = append(k.attnUs, uint32(p.c.load(ixAttnBusy)))
 		k.shardSleeps = append(k.shardSleeps, p.c.load(ixShardSleeps))
 	}
 	return k
 }
 
 // splitStats is where the time of a split model went between two
-// snapshots: the products started (one synchronisation with every shard
-// each), the lead's time waiting for the shards' replies and how often it
-// slept (Atomics.wait) doing so, and each shard's time computing and
-// copying its replies and how often it slept waiting for a request.
-func splitStats(from, to splitCounters) map[string]any {
+// snapshots, over elapsed (the prefill's or the decode's time): the steps
+// started (one synchronisation with every shard each; attention ones of
+// them), the lead's time on its own heads' attention, its own rows of the
+// other products, sending the requests, waiting for the shards' replies
+// (and copying them in), in the token callback (posting each token to the
+// page, yielding to the event loop), everything else (norms, quantization,
+// residuals, sampling: the rest of elapsed) and how often it slept
+// (Atomics.wait) waiting; and each shard's
+// time computing and copying its replies (attention of it) and how often
+// it slept waiting for a request.
+func splitStats(from, to splitCounters, elapsedMs float64) map[string]any {
+	to.emit, to.lead.Send = to.emit-from.emit, to.lead.Send-from.lead.Send
 	busy := make([]any, len(to.busyUs))
+	attn := make([]any, len(to.busyUs))
 	sleeps := make([]any, len(to.busyUs))
 	for i := range busy {
 		busy[i] = float64(to.busyUs[i]-from.busyUs[i]) / 1000
+		attn[i] = float64(to.attnUs[i]-from.attnUs[i]) / 1000
 		sleeps[i] = int(to.shardSleeps[i] - from.shardSleeps[i])
 	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	a, p, w := ms(to.lead.Attention-from.lead.Attention), ms(to.lead.Products-from.lead.Products), ms(to.lead.Wait-from.lead.Wait)
+	send, emit := ms(to.lead.Send), ms(to.emit)
 	return map[string]any{
-		"syncs":       to.starts - from.starts,
-		"leadWaitMs":  float64(to.wait-from.wait) / float64(time.Millisecond),
-		"leadSleeps":  to.leadSleeps - from.leadSleeps,
-		"shardBusyMs": busy,
-		"shardSleeps": sleeps,
+		"syncs":            to.lead.Syncs - from.lead.Syncs,
+		"attentionSyncs":   to.lead.Attentions - from.lead.Attentions,
+		"leadAttentionMs":  a,
+		"leadProductsMs":   p,
+		"leadWaitMs":       w,
+		"leadSendMs":       send,
+		"leadEmitMs":       emit,
+		"leadOtherMs":      max(elapsedMs-a-p-w-send-emit, 0),
+		"leadSleeps":       to.leadSleeps - from.leadSleeps,
+		"shardBusyMs":      busy,
+		"shardAttentionMs": attn,
+		"shardSleeps":      sleeps,
 	}
 }

@@ -150,6 +150,12 @@ func Check(method, path string, status int, h http.Header, body []byte) error {
 			return fmt.Errorf("not a model list: %v: %.300s", err, body)
 		}
 		return nil
+	case path == "/v1/embeddings" && method == http.MethodPost && mt == "application/json":
+		var e openai.Embeddings
+		if err := json.Unmarshal(body, &e); err != nil || e.Object != "list" || len(e.Data) == 0 {
+			return fmt.Errorf("not an embedding list: %v: %.300s", err, body)
+		}
+		return nil
 	case (path == "/v1/completions" || path == "/v1/chat/completions") && method == http.MethodPost:
 		object := "text_completion"
 		if path == "/v1/chat/completions" {

@@ -20,15 +20,87 @@ type Choice struct {
 	Index        int       `json:"index"`
 	Text         *string   `json:"text,omitempty"`    // completions
 	Message      *Message  `json:"message,omitempty"` // chat, whole
-	Delta        *Message  `json:"delta,omitempty"`   // chat, streamed
-	Logprobs     *struct{} `json:"logprobs"`          // always null: log probabilities are not returned
+	Delta        *Delta    `json:"delta,omitempty"`   // chat, streamed
+	Logprobs     *Logprobs `json:"logprobs"`          // chat with "logprobs": true; null otherwise
 	FinishReason *string   `json:"finish_reason"`
+	// StopReason is an extension: set when generation ended for a reason
+	// finish_reason cannot say (the grammar allowed no token of the
+	// vocabulary), the reason in words.
+	StopReason string `json:"stop_reason,omitempty"`
 }
 
-// Message is a chat message, or the delta of one in a stream.
+// Message is a whole chat message: content is null when the assistant
+// called tools and wrote nothing else.
 type Message struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string     `json:"role"`
+	Content   *string    `json:"content"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// Delta is the part of a message one chunk of a stream carries.
+type Delta struct {
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCall is a call of a function, or in a Delta a piece of one: the first
+// piece of call Index has its id, type and function name, the later ones
+// pieces of its arguments.
+type ToolCall struct {
+	Index    *int         `json:"index,omitempty"` // deltas only
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"` // "function"
+	Function ToolFunction `json:"function"`
+}
+
+// ToolFunction is a call's function and its arguments (JSON text).
+type ToolFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// Logprobs are the log probabilities of a choice's tokens.
+type Logprobs struct {
+	Content []TokenLogprob `json:"content"`
+	Refusal []TokenLogprob `json:"refusal"` // always null: there are no refusals
+}
+
+// TokenLogprob is one token: its text, its log probability, its bytes
+// (UTF-8; a token may hold part of a character) and, in Content, the most
+// likely tokens at its position.
+type TokenLogprob struct {
+	Token       string       `json:"token"`
+	Logprob     float64      `json:"logprob"`
+	Bytes       []int        `json:"bytes"`
+	TopLogprobs []TopLogprob `json:"top_logprobs"` // [] when none were asked for
+}
+
+// TopLogprob is one of the most likely tokens at a position.
+type TopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+// Embeddings is the answer of /v1/embeddings.
+type Embeddings struct {
+	Object string      `json:"object"` // "list"
+	Data   []Embedding `json:"data"`
+	Model  string      `json:"model"`
+	Usage  struct {
+		PromptTokens int `json:"prompt_tokens"`
+		TotalTokens  int `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+// Embedding is one input's embedding: an array of floats, or with
+// encoding_format "base64" a string, the base64 of the little-endian
+// float32s.
+type Embedding struct {
+	Object    string `json:"object"` // "embedding"
+	Index     int    `json:"index"`
+	Embedding any    `json:"embedding"`
 }
 
 // Usage is OpenAI's token accounting, with the cached prompt tokens.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
+	"github.com/picolm/picolm-wasm/engine/grammar"
 	"github.com/picolm/picolm-wasm/engine/sample"
 	"github.com/picolm/picolm-wasm/wasm/cloudflare/internal/openai"
 )
@@ -38,10 +39,14 @@ type request struct {
 	StreamOptions       *struct {
 		IncludeUsage bool
 	}
-	ResponseFormat *struct {
-		Type string
-	}
-	N *int
+	ResponseFormat    json.RawMessage // read by parseFormat
+	Grammar           *string         // extension: GBNF
+	Logprobs          *bool           // chat
+	TopLogprobs       *int            // chat
+	Tools             json.RawMessage // chat: read by parseTools
+	ToolChoice        json.RawMessage // chat: read by parseToolChoice
+	ParallelToolCalls *bool
+	N                 *int
 }
 
 // apiError is an OpenAI error object with its HTTP status.
@@ -65,37 +70,27 @@ type job struct {
 	prompt       []int
 	maxTokens    int
 	params       sample.Params
-	json         bool
+	json         bool          // response_format json_object
+	grammar      *grammar.GBNF // response_format json_schema, the grammar extension, or the tools' calls
+	tools        bool          // the reply is read for tool calls (chat.ToolStream)
+	logprobs     bool
+	topLogprobs  int
 	stops        []string
 	stream       bool
 	includeUsage bool
 }
 
 // parse reads and validates a request body.
-func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job, *apiError) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt := strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
-		if mt != "application/json" {
-			return nil, &apiError{http.StatusUnsupportedMediaType, "invalid_request_error", "", "unsupported_media_type",
-				fmt.Sprintf("Content-Type %q is not supported: send application/json", ct)}
-		}
-	}
-	if r.ContentLength > s.cfg.MaxBodyBytes {
-		return nil, tooLarge(s.cfg.MaxBodyBytes)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(s.cfg.MaxBodyBytes)
-		}
-		return nil, badRequest("", "reading the request body: %v", err)
+func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*job, *apiError) {
+	body, aerr := s.readBody(w, r)
+	if aerr != nil {
+		return nil, aerr
 	}
 	top, aerr := decodeBody(body)
 	if aerr != nil {
 		return nil, aerr
 	}
-	if aerr := checkFields(top, chat); aerr != nil {
+	if aerr := checkFields(top, isChat); aerr != nil {
 		return nil, aerr
 	}
 	req, aerr := readRequest(top)
@@ -110,7 +105,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 	if req.N != nil && *req.N != 1 {
 		return nil, badRequest("n", "n must be 1: one completion per request")
 	}
-	j := &job{chat: chat, stream: req.Stream}
+	j := &job{chat: isChat, stream: req.Stream}
 	if req.StreamOptions != nil {
 		if !req.Stream {
 			return nil, badRequest("stream_options", "stream_options is only allowed with stream: true")
@@ -153,15 +148,31 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		j.params.Seed = uint64(time.Now().UnixNano()) ^ s.seq.Load()*0x9e3779b97f4a7c15
 	}
 
-	// Output format.
-	if rf := req.ResponseFormat; rf != nil {
-		switch rf.Type {
-		case "", "text":
-		case "json_object":
-			j.json = true
-		default:
-			return nil, badRequest("response_format", "response_format type %q is not supported: use \"text\" or \"json_object\"", rf.Type)
+	// Output format: response_format, the grammar extension, and the tools.
+	if aerr := s.parseFormat(req, j); aerr != nil {
+		return nil, aerr
+	}
+	var tools []chat.Tool
+	if isChat {
+		var aerr *apiError
+		if tools, aerr = s.parseTools(req, j); aerr != nil {
+			return nil, aerr
 		}
+	}
+
+	// Log probabilities (chat).
+	if req.Logprobs != nil && *req.Logprobs {
+		j.logprobs = true
+	}
+	if req.TopLogprobs != nil {
+		n := *req.TopLogprobs
+		if n < 0 || n > engine.MaxTopLogprobs {
+			return nil, badRequest("top_logprobs", "top_logprobs must be between 0 and %d (got %d)", engine.MaxTopLogprobs, n)
+		}
+		if n > 0 && !j.logprobs {
+			return nil, badRequest("top_logprobs", "top_logprobs needs \"logprobs\": true")
+		}
+		j.topLogprobs = n
 	}
 
 	// Stop sequences.
@@ -174,7 +185,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 	// max_tokens: capped, never rejected for being large.
 	j.maxTokens = s.cfg.DefaultMaxTokens
 	mt, param := req.MaxTokens, "max_tokens"
-	if chat && req.MaxCompletionTokens != nil {
+	if isChat && req.MaxCompletionTokens != nil {
 		mt, param = req.MaxCompletionTokens, "max_completion_tokens"
 	}
 	if mt != nil {
@@ -186,12 +197,12 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 
 	// The prompt.
 	tk := s.m.Tokenizer
-	if chat {
+	if isChat {
 		msgs, perr := parseMessages(req.Messages)
 		if perr != nil {
 			return nil, perr
 		}
-		text, err := s.m.Chat().Format(msgs)
+		text, err := s.m.Chat().FormatTools(msgs, tools)
 		if err != nil {
 			return nil, badRequest("messages", "applying the chat template: %v", err)
 		}
@@ -204,11 +215,34 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, chat bool) (*job,
 		j.prompt = tk.Encode(prompt, true)
 	}
 	if n := len(j.prompt); n >= s.cfg.Context {
-		return nil, &apiError{http.StatusBadRequest, "invalid_request_error", map[bool]string{true: "messages", false: "prompt"}[chat],
+		return nil, &apiError{http.StatusBadRequest, "invalid_request_error", map[bool]string{true: "messages", false: "prompt"}[isChat],
 			"context_length_exceeded",
 			fmt.Sprintf("the prompt is %d tokens; this model's context holds %d, with room for at least one generated token", n, s.cfg.Context)}
 	}
 	return j, nil
+}
+
+// readBody checks the Content-Type and reads the body, up to the limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt := strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
+		if mt != "application/json" {
+			return nil, &apiError{http.StatusUnsupportedMediaType, "invalid_request_error", "", "unsupported_media_type",
+				fmt.Sprintf("Content-Type %q is not supported: send application/json", ct)}
+		}
+	}
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return nil, tooLarge(s.cfg.MaxBodyBytes)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(s.cfg.MaxBodyBytes)
+		}
+		return nil, badRequest("", "reading the request body: %v", err)
+	}
+	return body, nil
 }
 
 func tooLarge(limit int64) *apiError {
@@ -284,16 +318,18 @@ func readRequest(o object) (req request, aerr *apiError) {
 	if given {
 		req.StreamOptions = &struct{ IncludeUsage bool }{usage != nil && *usage}
 	}
-	given, typ, aerr := subField[string](o, "response_format", "type", "a string",
-		[]string{"type", "json_schema"}, namedCheck{"json_schema", nullOnly(`there are no JSON-schema outputs (use type "json_object")`)})
-	if aerr != nil {
+	req.ResponseFormat, req.Tools, req.ToolChoice = o.m["response_format"], o.m["tools"], o.m["tool_choice"]
+	if req.Grammar, aerr = o.str("grammar"); aerr != nil {
 		return req, aerr
 	}
-	if given {
-		req.ResponseFormat = &struct{ Type string }{}
-		if typ != nil {
-			req.ResponseFormat.Type = *typ
-		}
+	if req.Logprobs, aerr = o.boolean("logprobs"); aerr != nil {
+		return req, aerr
+	}
+	if req.TopLogprobs, aerr = o.intValue("top_logprobs"); aerr != nil {
+		return req, aerr
+	}
+	if req.ParallelToolCalls, aerr = o.boolean("parallel_tool_calls"); aerr != nil {
+		return req, aerr
 	}
 	return req, nil
 }
@@ -368,11 +404,11 @@ func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
 			role = *r
 		}
 		switch role {
-		case "system", "developer", "user", "assistant":
+		case "system", "developer", "user", "assistant", "tool":
 		case "":
 			return nil, badRequest(param+".role", "%s.role is required", param)
 		default:
-			return nil, badRequest(param+".role", "%s.role %q is not supported: use system, user or assistant", param, role)
+			return nil, badRequest(param+".role", "%s.role %q is not supported: use system, user, assistant or tool", param, role)
 		}
 		if role == "developer" {
 			role = "system"
@@ -381,28 +417,120 @@ func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
 		if aerr != nil {
 			return nil, aerr
 		}
-		if aerr := checkMessageFields(m); aerr != nil {
+		msg := chat.Message{Role: role, Content: content}
+		if aerr := readMessageFields(m, &msg); aerr != nil {
 			return nil, aerr
 		}
-		msgs[i] = chat.Message{Role: role, Content: content}
+		msgs[i] = msg
 	}
 	return msgs, nil
 }
 
-// checkMessageFields refuses a message member other than role and content,
-// but for the harmless values of the ones an assistant message copied from a
-// response carries.
-func checkMessageFields(m object) *apiError {
-	if aerr := m.only("role", "content", "name", "refusal", "tool_calls", "function_call", "audio"); aerr != nil {
+// readMessageFields reads a message's members besides role and content: an
+// assistant's tool_calls, a tool result's tool_call_id (required) and name.
+// Any other member is refused, but for the harmless values of the ones an
+// assistant message copied from a response carries.
+func readMessageFields(m object, msg *chat.Message) *apiError {
+	if aerr := m.only("role", "content", "name", "refusal", "tool_calls", "tool_call_id", "function_call", "audio"); aerr != nil {
 		return aerr
 	}
-	return m.checkGiven(
+	if aerr := m.checkGiven(
 		namedCheck{"audio", nullOnly("there is no audio")},
-		namedCheck{"function_call", nullOnly(noTools)},
-		namedCheck{"name", emptyString("the chat format has no participant names")},
+		namedCheck{"function_call", nullOnly(noFunctions)},
 		namedCheck{"refusal", nullOnly("a refusal is not part of the chat format")},
-		namedCheck{"tool_calls", emptyArray(noTools)},
-	)
+	); aerr != nil {
+		return aerr
+	}
+	if msg.Role != "tool" {
+		if aerr := m.checkGiven(
+			namedCheck{"name", emptyString("the chat format has no participant names")},
+			namedCheck{"tool_call_id", nullOnly("only a tool message answers a tool call")},
+		); aerr != nil {
+			return aerr
+		}
+	} else {
+		id, aerr := m.str("tool_call_id")
+		if aerr != nil {
+			return aerr
+		}
+		if id == nil || *id == "" {
+			return badRequest(m.param("tool_call_id"), "%s is required: the id of the call this message answers", m.param("tool_call_id"))
+		}
+		msg.ToolCallID = *id
+		name, aerr := m.str("name")
+		if aerr != nil {
+			return aerr
+		}
+		if name != nil {
+			msg.Name = *name
+		}
+	}
+	raw, ok := m.get("tool_calls")
+	if !ok {
+		return nil
+	}
+	param := m.param("tool_calls")
+	if msg.Role != "assistant" {
+		return badRequest(param, "%s: only an assistant message has tool_calls", param)
+	}
+	var items []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		return wrongType(param, raw, "an array of tool calls")
+	}
+	for k, item := range items {
+		p := param + "[" + strconv.Itoa(k) + "]"
+		c, ok, aerr := asObject(item, p)
+		if aerr != nil {
+			return aerr
+		}
+		if !ok {
+			return badRequest(p, "%s is null: want a {\"id\", \"type\": \"function\", \"function\"} object", p)
+		}
+		if aerr := c.only("id", "type", "function", "index"); aerr != nil {
+			return aerr
+		}
+		id, aerr := c.str("id")
+		if aerr != nil {
+			return aerr
+		}
+		typ, aerr := c.str("type")
+		if aerr != nil {
+			return aerr
+		}
+		if typ != nil && *typ != "function" {
+			return badRequest(c.param("type"), "%s: only function calls are supported (got %q)", c.param("type"), *typ)
+		}
+		fn, ok, aerr := c.member("function", []string{"name", "arguments"})
+		if aerr != nil {
+			return aerr
+		}
+		if !ok {
+			return badRequest(c.param("function"), "%s is required", c.param("function"))
+		}
+		name, aerr := fn.str("name")
+		if aerr != nil {
+			return aerr
+		}
+		if name == nil || *name == "" {
+			return badRequest(fn.param("name"), "%s is required", fn.param("name"))
+		}
+		args, aerr := fn.str("arguments")
+		if aerr != nil {
+			return aerr
+		}
+		tc := chat.ToolCall{Name: *name, Arguments: "{}"}
+		if id != nil {
+			tc.ID = *id
+		}
+		if args != nil {
+			if !json.Valid([]byte(*args)) {
+				return badRequest(fn.param("arguments"), "%s is not JSON text: it must be the arguments object as a string", fn.param("arguments"))
+			}
+			tc.Arguments = *args
+		}
+		msg.ToolCalls = append(msg.ToolCalls, tc)
+	}
+	return nil
 }
 
 // messageContent reads a message's content: a string, or an array of

@@ -250,9 +250,9 @@ type fieldSpec struct {
 type check func(o object, name string) *apiError
 
 const (
-	noTools    = "this server does no function calling"
-	noLogprobs = "this server returns no log probabilities"
-	noStore    = "this server stores no completions"
+	noFunctions = "the deprecated functions API is not implemented: use tools"
+	noLogprobs  = "completions return no log probabilities (chat completions do)"
+	noStore     = "this server stores no completions"
 )
 
 var fieldSpecs = map[string]fieldSpec{
@@ -270,41 +270,42 @@ var fieldSpecs = map[string]fieldSpec{
 	"stream_options":  {true, true, nil},
 	"response_format": {true, true, nil},
 	"n":               {true, true, nil},
+	"grammar":         {true, true, nil}, // extension (llama.cpp server): a GBNF grammar
 	// Implemented on one endpoint.
 	"prompt":                {false, true, nil},
 	"messages":              {true, false, nil},
 	"max_completion_tokens": {true, false, nil},
+	"top_logprobs":          {true, false, nil},
+	"tools":                 {true, false, nil},
+	"tool_choice":           {true, false, nil},
+	"parallel_tool_calls":   {true, false, nil},
 
 	// Not implemented: the harmless values.
 	"frequency_penalty": {true, true, zeroPenalty},
 	"presence_penalty":  {true, true, zeroPenalty},
 	"logit_bias":        {true, true, emptyObject("the sampler takes no logit biases")},
 	"user":              {true, true, anyString}, // an end-user id for abuse monitoring
-	// logprobs is on both, an integer for completions and a boolean for
-	// chat: checkFields picks the check.
+	// logprobs is on both, an integer for completions (not implemented) and
+	// a boolean for chat (implemented): checkFields picks the check.
 	"logprobs": {true, true, nil},
 	// Completions only.
 	"best_of": {false, true, oneOnly("one candidate is generated per request")},
 	"echo":    {false, true, falseOnly("the prompt is not echoed")},
 	"suffix":  {false, true, emptyString("there is no insertion mode")},
 	// Chat only.
-	"top_logprobs":        {true, false, zeroOnly(noLogprobs)},
-	"tools":               {true, false, emptyArray(noTools)},
-	"functions":           {true, false, emptyArray(noTools)},
-	"tool_choice":         {true, false, noneOrAuto}, // "auto" with no tools calls none
-	"function_call":       {true, false, noneOrAuto},
-	"parallel_tool_calls": {true, false, anyBool}, // there are no tools to call in parallel
-	"store":               {true, false, falseOnly(noStore)},
-	"metadata":            {true, false, stringMap}, // tags for stored completions; none are stored
-	"service_tier":        {true, false, oneOf("there is one service tier", "auto", "default")},
-	"modalities":          {true, false, textModality},
-	"audio":               {true, false, nullOnly("there is no audio output")},
-	"prediction":          {true, false, nullOnly("there are no predicted outputs")},
-	"reasoning_effort":    {true, false, nullOnly("the model does not reason")},
-	"verbosity":           {true, false, nullOnly("the model has no verbosity setting")},
-	"web_search_options":  {true, false, nullOnly("there is no web search")},
-	"prompt_cache_key":    {true, false, anyString}, // a cache routing hint; sessions already reuse prompts
-	"safety_identifier":   {true, false, anyString},
+	"functions":          {true, false, emptyArray(noFunctions)},
+	"function_call":      {true, false, noneOrAuto},
+	"store":              {true, false, falseOnly(noStore)},
+	"metadata":           {true, false, stringMap}, // tags for stored completions; none are stored
+	"service_tier":       {true, false, oneOf("there is one service tier", "auto", "default")},
+	"modalities":         {true, false, textModality},
+	"audio":              {true, false, nullOnly("there is no audio output")},
+	"prediction":         {true, false, nullOnly("there are no predicted outputs")},
+	"reasoning_effort":   {true, false, nullOnly("the model does not reason")},
+	"verbosity":          {true, false, nullOnly("the model has no verbosity setting")},
+	"web_search_options": {true, false, nullOnly("there is no web search")},
+	"prompt_cache_key":   {true, false, anyString}, // a cache routing hint; sessions already reuse prompts
+	"safety_identifier":  {true, false, anyString},
 }
 
 // checkFields refuses a member of the body that the endpoint does not take,
@@ -334,11 +335,8 @@ func checkFields(o object, chat bool) *apiError {
 			return badRequest(name, "%s is a chat completions field: POST /v1/completions does not take it", name)
 		}
 		c := spec.harmless
-		if name == "logprobs" {
+		if name == "logprobs" && !chat {
 			c = nullOnly(noLogprobs) // completions: any integer asks for some
-			if chat {
-				c = falseOnly(noLogprobs)
-			}
 		}
 		if c != nil {
 			if aerr := c(o, name); aerr != nil {
@@ -363,11 +361,6 @@ func anyString(o object, name string) *apiError {
 	return aerr
 }
 
-func anyBool(o object, name string) *apiError {
-	_, aerr := o.boolean(name)
-	return aerr
-}
-
 // onlyValue accepts a member whose value, as read, is harmless.
 func onlyValue[T comparable](read func(object, string) (*T, *apiError), harmless T, why, instead string) check {
 	return func(o object, name string) *apiError {
@@ -382,8 +375,6 @@ func onlyValue[T comparable](read func(object, string) (*T, *apiError), harmless
 func falseOnly(why string) check { return onlyValue(object.boolean, false, why, "false") }
 
 func oneOnly(why string) check { return onlyValue(object.integer, 1, why, "1") }
-
-func zeroOnly(why string) check { return onlyValue(object.integer, 0, why, "0") }
 
 func emptyString(why string) check { return onlyValue(object.str, "", why, `""`) }
 
@@ -428,9 +419,9 @@ func emptyArray(why string) check {
 func noneOrAuto(o object, name string) *apiError {
 	raw, _ := o.get(name)
 	if raw[0] == '{' {
-		return notSupported(o.param(name), noTools, `"none"`)
+		return notSupported(o.param(name), noFunctions, `"none"`)
 	}
-	return oneOf(noTools, "none", "auto")(o, name)
+	return oneOf(noFunctions, "none", "auto")(o, name)
 }
 
 func oneOf(why string, values ...string) check {

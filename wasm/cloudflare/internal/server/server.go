@@ -11,7 +11,8 @@
 //	GET  /health               health JSON: model name and parameters, limits, instance counters and memory
 //	GET  /v1/models            OpenAI model list (the one loaded model)
 //	POST /v1/completions       OpenAI completions (prompt)
-//	POST /v1/chat/completions  OpenAI chat completions (messages)
+//	POST /v1/chat/completions  OpenAI chat completions (messages; tools, response_format json_schema, logprobs)
+//	POST /v1/embeddings        OpenAI embeddings (input)
 package server
 
 import (
@@ -53,11 +54,14 @@ const (
 
 // Server serves the API. It is safe for concurrent use.
 type Server struct {
-	m      *engine.Model
-	cfg    Config
-	pool   *sessionPool
-	start  time.Time
-	loaded time.Duration
+	m    *engine.Model
+	cfg  Config
+	pool *sessionPool
+	// grammars are the compiled grammars of recent schemas, grammars and
+	// tool lists (format.go).
+	grammars grammarCache
+	start    time.Time
+	loaded   time.Duration
 
 	seq      atomic.Uint64 // completion ids
 	requests atomic.Uint64 // requests served by this instance
@@ -156,9 +160,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodPost) {
 			s.complete(w, r, true)
 		}
+	case "/v1/embeddings":
+		if allow(w, r, http.MethodPost) {
+			s.embeddings(w, r)
+		}
 	default:
 		writeError(w, http.StatusNotFound, "invalid_request_error", "", "not_found",
-			fmt.Sprintf("unknown path %q: try GET /, GET /health, GET /v1/models, POST /v1/completions or POST /v1/chat/completions", r.URL.Path))
+			fmt.Sprintf("unknown path %q: try GET /, GET /health, GET /v1/models, POST /v1/completions, POST /v1/chat/completions or POST /v1/embeddings", r.URL.Path))
 	}
 }
 

@@ -2,11 +2,13 @@
 // not ship: the built-in stories260K with a chat template added, or a larger
 // llama model with random F32 weights (stories260K's vocabulary) to measure
 // loading memory, or the built-in model with a NaN weight (which the engine
-// refuses at load).
+// refuses at load), or with a pooling type (0: a model that makes no
+// embeddings).
 //
 //	go run ./wasm/browser/worker/internal/mkmodel -chat zephyr -o chat.gguf
 //	go run ./wasm/browser/worker/internal/mkmodel -dim 1024 -layers 8 -o big.gguf
 //	go run ./wasm/browser/worker/internal/mkmodel -nan blk.1.attn_norm.weight:9 -o nan.gguf
+//	go run ./wasm/browser/worker/internal/mkmodel -pooling 0 -o noembed.gguf
 package main
 
 import (
@@ -30,6 +32,7 @@ func main() {
 	dim := flag.Int("dim", 0, "write a random-weight model of this width instead")
 	layers := flag.Int("layers", 4, "layers of the random-weight model")
 	nan := flag.String("nan", "", "TENSOR:INDEX: set that element of an F32 tensor of the built-in model to NaN")
+	pooling := flag.Int("pooling", -1, "set <arch>.pooling_type to this value (0: none, a model that makes no embeddings)")
 	flag.Parse()
 	if *out == "" {
 		fail(fmt.Errorf("-o is required"))
@@ -49,6 +52,9 @@ func main() {
 	}
 	if *dim > 0 {
 		kv, tensors = random(kv, *dim, *layers)
+	}
+	if *pooling >= 0 {
+		kv = set(kv, "llama.pooling_type", gguf.Uint32(uint32(*pooling)))
 	}
 	if *nan != "" {
 		if tensors, err = poison(tensors, *nan); err != nil {

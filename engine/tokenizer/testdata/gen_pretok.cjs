@@ -1,6 +1,7 @@
 // Generates pretok.json: pre-tokenizer splits made with the real regular
 // expressions (JavaScript's, which have look-ahead and \p{..}), for
-// TestPreTokenizers. Run: node gen_pretok.js > pretok.json
+// TestPreTokenizers. Run: node gen_pretok.cjs > pretok.json (.cjs: the repo's
+// package.json makes .js files ES modules)
 // The inputs avoid U+0085 and U+FEFF, where JavaScript's \s differs from
 // Unicode White_Space (which llama.cpp and Go use).
 const fs = require('fs');

@@ -1,0 +1,311 @@
+//go:build goexperiment.simd
+
+package quant
+
+// The wasm SIMD128 kernels of Q2_K, Q3_K and Q5_K (the K-quants summed in
+// ggml's x86 order) and the DotN and DotRowsN kernels of IQ4_XS
+// (kernels_wasm.go; its Dot and DotRows, in iq4_xs_wasm.go, measured
+// faster for one activation); dotQ2_KGo, dotQ3_KGo, dotQ5_KGo and
+// dotIQ4_XSGo are their portable twins (kx86_wasm.s has the asm). The
+// activations are prepared by splitQ8_K: once per call for DotRows, the
+// batch once per call for DotRowsN (as many activations at a time as the
+// buffer holds), x86DotChunk blocks at a time for Dot. For one activation
+// the row kernels (q5KRow1, q3KRow1, q2KRow1) dot each block as they decode
+// it; for several (q5KRowN, q3KRowN, q2KRowN, iq4XSRowN) they decode each
+// block once into a scratch block and dot that with every activation. The
+// float part is the reference's, lane by lane: the blocks' d·yd come from
+// here (the fp16 conversions), the fused multiply-adds are emulated exactly
+// in the asm (FMA8), and Q5_K's min sums, one float32 chain per activation,
+// are added here with fma32.
+
+// x86Decoded is the size of a decoded block (the row kernels' scratch):
+// the 256 weights' quants times their scales as int16 lanes, then 16 int16
+// of mins.
+const x86Decoded = 2*qkK + 32
+
+//go:noescape
+func q5KRowN(x *byte, nb int, yp *byte, k int, d *float32, acc *[MaxDotN][8]float32, ms *int32, wd *[x86Decoded]byte)
+
+//go:noescape
+func q3KRowN(x *byte, nb int, yp *byte, k int, d *float32, acc *[MaxDotN][8]float32, ms *int32, wd *[x86Decoded]byte)
+
+//go:noescape
+func q2KRowN(x *byte, nb int, yp *byte, k int, d *float32, acc *[MaxDotN][8]float32, ms *int32, wd *[x86Decoded]byte)
+
+//go:noescape
+func iq4XSRowN(x *byte, nb int, yp *byte, k int, d *float32, acc *[MaxDotN][8]float32, ms *int32, wd *[x86Decoded]byte)
+
+//go:noescape
+func q5KRow1(x *byte, nb int, yp *byte, d *float32, acc *[8]float32, ms *int32)
+
+//go:noescape
+func q3KRow1(x *byte, nb int, yp *byte, d *float32, acc *[8]float32, ms *int32)
+
+//go:noescape
+func q2KRow1(x *byte, nb int, yp *byte, d *float32, acc *[8]float32, ms *int32)
+
+// x86Prep is the room for prepared activations of DotRowsN, as large as a
+// variable on the stack can be (the compiler moves larger ones to the
+// heap): the whole batch for rows up to 3840 long.
+const x86Prep = 128 << 10
+
+// x86PrepBlocks is the most blocks of prepared activations it holds.
+const x86PrepBlocks = x86Prep / q8KPrepBytes
+
+// x86DotChunk is how many blocks Dot prepares at a time.
+const x86DotChunk = 16
+
+// prepareQ8_KX86 prepares the nb Q8_K blocks of act into yp (splitQ8_K),
+// with act's own bsums after each block's split values (where splitQ8_K
+// puts the sums of its quants: the same for any activation the Q8_K
+// quantizer made, but the references read the stored ones).
+func prepareQ8_KX86(yp, act []byte, nb int) {
+	act, yp = act[:nb*q8_KBytes], yp[:nb*q8KPrepBytes]
+	splitQ8_K(&yp[0], &act[0], nb)
+	for j := range nb {
+		copy(yp[j*q8KPrepBytes+2*qkK:(j+1)*q8KPrepBytes], act[j*q8_KBytes+4+qkK:(j+1)*q8_KBytes])
+	}
+}
+
+// x86Row adds the terms of the nb blocks of row x against the k
+// activations prepared at yp (yd[nb·i + j]: activation i's block j's
+// scale) to acc[i] and, for Q5_K, sm[i] (the min sums), with the row
+// kernel of t (for one activation the one that dots each block as it
+// decodes it); d and ms are scratch of 2·nb·k and nb·k values. (The row
+// kernels are called by name: through a func value the stack arrays would
+// escape.)
+func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxDotN][8]float32, sm *[MaxDotN]float32, d []float32, ms []int32, wd *[x86Decoded]byte) {
+	yd, d = yd[:k*nb], d[:2*k*nb]
+	switch t {
+	case Q5_K:
+		x = x[:nb*q5_KBytes]
+		for j := range nb {
+			dx := fp16At(x[j*q5_KBytes:])
+			for i := j; i < k*nb; i += nb {
+				d[i] = yd[i] * dx
+			}
+		}
+		if k == 1 {
+			q5KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], &ms[0])
+		} else {
+			q5KRowN(&x[0], nb, &yp[0], k, &d[0], acc, &ms[0], wd)
+		}
+		ms = ms[:k*nb]
+		for i := range k {
+			s := sm[i]
+			for j := range nb {
+				s = fma32(-yd[i*nb+j]*fp16At(x[j*q5_KBytes+2:]), float32(ms[i*nb+j]), s)
+			}
+			sm[i] = s
+		}
+	case Q3_K:
+		x = x[:nb*q3_KBytes]
+		for j := range nb {
+			dx := fp16At(x[j*q3_KBytes+108:])
+			for i := j; i < k*nb; i += nb {
+				d[i] = yd[i] * dx
+			}
+		}
+		if k == 1 {
+			q3KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], nil)
+		} else {
+			q3KRowN(&x[0], nb, &yp[0], k, &d[0], acc, nil, wd)
+		}
+	case Q2_K:
+		x = x[:nb*q2_KBytes]
+		for j := range nb {
+			dx, dm := fp16At(x[j*q2_KBytes+80:]), fp16At(x[j*q2_KBytes+82:])
+			for i := j; i < k*nb; i += nb {
+				d[2*i], d[2*i+1] = -yd[i]*dm, yd[i]*dx
+			}
+		}
+		if k == 1 {
+			q2KRow1(&x[0], nb, &yp[0], &d[0], &acc[0], nil)
+		} else {
+			q2KRowN(&x[0], nb, &yp[0], k, &d[0], acc, nil, wd)
+		}
+	case IQ4_XS:
+		x = x[:nb*iq4_XSBytes]
+		for j := range nb {
+			dx := fp16At(x[j*iq4_XSBytes:])
+			for i := j; i < k*nb; i += nb {
+				d[i] = dx * yd[i]
+			}
+		}
+		iq4XSRowN(&x[0], nb, &yp[0], k, &d[0], acc, nil, wd)
+	}
+}
+
+// x86Result is the dot of a row with activation i from its accumulators:
+// hsumX86 of the lanes, plus the min sums for Q5_K.
+func x86Result(t Type, acc *[MaxDotN][8]float32, sm *[MaxDotN]float32, i int) float32 {
+	s := hsumX86(&acc[i])
+	if t == Q5_K {
+		s += sm[i]
+	}
+	return s
+}
+
+// x86Size is t's block size.
+func x86Size(t Type) int {
+	switch t {
+	case Q5_K:
+		return q5_KBytes
+	case Q3_K:
+		return q3_KBytes
+	case IQ4_XS:
+		return iq4_XSBytes
+	}
+	return q2_KBytes
+}
+
+// x86Dot is the Dot kernel of t: the activation prepared x86DotChunk
+// blocks at a time.
+func x86Dot(t Type, n int, w, act []byte) float32 {
+	nb := n / qkK
+	size := x86Size(t)
+	w, act = w[:nb*size], act[:nb*q8_KBytes]
+	var (
+		yp  [x86DotChunk * q8KPrepBytes]byte
+		yd  [x86DotChunk]float32
+		d   [2 * x86DotChunk]float32
+		ms  [x86DotChunk]int32
+		acc [MaxDotN][8]float32
+		sm  [MaxDotN]float32
+		wd  [x86Decoded]byte
+	)
+	for c := 0; c < nb; c += x86DotChunk {
+		m := min(x86DotChunk, nb-c)
+		prepareQ8_KX86(yp[:], act[c*q8_KBytes:], m)
+		for j := range m {
+			yd[j] = f32At(act[(c+j)*q8_KBytes:])
+		}
+		x86Row(t, w[c*size:], m, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd)
+	}
+	return x86Result(t, &acc, &sm, 0)
+}
+
+// x86Rows is the DotRows kernel of t: the activation prepared once, then
+// the row kernel per row; rows longer than dotRowsMaxCols take Dot.
+func x86Rows(t Type, n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	size := x86Size(t)
+	if n > dotRowsMaxCols || nb == 0 {
+		for r := range out {
+			out[r] = x86Dot(t, n, w[r*nb*size:], act)
+		}
+		return
+	}
+	rowBytes := nb * size
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var (
+		yp  [dotRowsMaxCols / qkK * q8KPrepBytes]byte
+		yd  [dotRowsMaxCols / qkK]float32
+		d   [2 * dotRowsMaxCols / qkK]float32
+		ms  [dotRowsMaxCols / qkK]int32
+		acc [MaxDotN][8]float32
+		sm  [MaxDotN]float32
+		wd  [x86Decoded]byte
+	)
+	prepareQ8_KX86(yp[:], act, nb)
+	for j := range nb {
+		yd[j] = f32At(act[j*q8_KBytes:])
+	}
+	for r := range out {
+		acc[0], sm[0] = [8]float32{}, 0
+		x86Row(t, w[r*rowBytes:], nb, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd)
+		out[r] = x86Result(t, &acc, &sm, 0)
+	}
+}
+
+// x86RowsN is the DotRowsN kernel of t: up to MaxDotN activations
+// prepared at once (as many as x86Prep holds), then the row kernel per
+// row; rows too long for one activation in the buffer take Dot.
+func x86RowsN(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	nb := n / qkK
+	size := x86Size(t)
+	rowBytes := nb * size
+	if nb == 0 {
+		return
+	}
+	if nb > x86PrepBlocks {
+		for r := range len(w) / rowBytes {
+			for i, a := range acts {
+				outs[i][at+r] = x86Dot(t, n, w[r*rowBytes:], a)
+			}
+		}
+		return
+	}
+	rows := len(w) / rowBytes
+	var (
+		yp  [x86Prep]byte
+		yd  [x86PrepBlocks]float32
+		d   [2 * x86PrepBlocks]float32
+		ms  [x86PrepBlocks]int32
+		acc [MaxDotN][8]float32
+		sm  [MaxDotN]float32
+		wd  [x86Decoded]byte
+	)
+	for len(acts) > 0 {
+		k := min(len(acts), MaxDotN, x86PrepBlocks/nb)
+		for i, a := range acts[:k] {
+			prepareQ8_KX86(yp[i*nb*q8KPrepBytes:], a, nb)
+			for j := range nb {
+				yd[i*nb+j] = f32At(a[j*q8_KBytes:])
+			}
+		}
+		for r := range rows {
+			clear(acc[:k])
+			clear(sm[:k])
+			x86Row(t, w[r*rowBytes:], nb, yp[:], yd[:], k, &acc, &sm, d[:], ms[:], &wd)
+			for i := range k {
+				outs[i][at+r] = x86Result(t, &acc, &sm, i)
+			}
+		}
+		acts, outs = acts[k:], outs[k:]
+	}
+}
+
+// x86DotN is the DotN kernel of t: x86RowsN of the one row.
+func x86DotN(t Type, n int, w []byte, acts [][]byte, out []float32) {
+	if len(acts) > MaxDotN {
+		for i, a := range acts {
+			out[i] = x86Dot(t, n, w, a)
+		}
+		return
+	}
+	var outs [MaxDotN][]float32
+	for i := range acts {
+		outs[i] = out[i : i+1]
+	}
+	x86RowsN(t, n, w[:n/qkK*x86Size(t)], acts, outs[:len(acts)], 0)
+}
+
+func dotQ5_KSIMD128(n int, w, act []byte) float32 { return x86Dot(Q5_K, n, w, act) }
+func dotQ3_KSIMD128(n int, w, act []byte) float32 { return x86Dot(Q3_K, n, w, act) }
+func dotQ2_KSIMD128(n int, w, act []byte) float32 { return x86Dot(Q2_K, n, w, act) }
+
+func dotNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, out []float32) {
+	x86DotN(IQ4_XS, n, w, acts, out)
+}
+func dotRowsNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	x86RowsN(IQ4_XS, n, w, acts, outs, at)
+}
+
+func dotNQ5_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q5_K, n, w, acts, out) }
+func dotNQ3_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q3_K, n, w, acts, out) }
+func dotNQ2_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q2_K, n, w, acts, out) }
+
+func dotRowsQ5_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q5_K, n, w, act, out) }
+func dotRowsQ3_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q3_K, n, w, act, out) }
+func dotRowsQ2_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q2_K, n, w, act, out) }
+
+func dotRowsNQ5_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	x86RowsN(Q5_K, n, w, acts, outs, at)
+}
+func dotRowsNQ3_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	x86RowsN(Q3_K, n, w, acts, outs, at)
+}
+func dotRowsNQ2_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	x86RowsN(Q2_K, n, w, acts, outs, at)
+}

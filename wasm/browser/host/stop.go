@@ -1,0 +1,53 @@
+package host
+
+import "bytes"
+
+// stopper cuts the generated text at the first of its stop sequences. Text
+// that may still turn out to be the start of one is held back until later
+// tokens decide.
+type stopper struct {
+	stops   []string
+	pending []byte
+}
+
+// push adds a token's text and returns what is final now; hit reports that
+// a stop sequence matched (out then ends just before it, and nothing more
+// may be pushed).
+func (s *stopper) push(text []byte) (out []byte, hit bool) {
+	if len(s.stops) == 0 {
+		return text, false
+	}
+	s.pending = append(s.pending, text...)
+	cut := -1
+	for _, st := range s.stops {
+		if i := bytes.Index(s.pending, []byte(st)); i >= 0 && (cut < 0 || i < cut) {
+			cut = i
+		}
+	}
+	if cut >= 0 {
+		out = s.pending[:cut]
+		s.pending = nil
+		return out, true
+	}
+	// Hold back the longest tail that is a proper prefix of a stop sequence.
+	hold := 0
+	for _, st := range s.stops {
+		for k := min(len(st)-1, len(s.pending)); k > hold; k-- {
+			if bytes.HasSuffix(s.pending, []byte(st[:k])) {
+				hold = k
+				break
+			}
+		}
+	}
+	n := len(s.pending) - hold
+	out = append([]byte(nil), s.pending[:n]...)
+	s.pending = append(s.pending[:0], s.pending[n:]...)
+	return out, false
+}
+
+// flush returns the text still held back when the generation ends.
+func (s *stopper) flush() []byte {
+	out := s.pending
+	s.pending = nil
+	return out
+}
