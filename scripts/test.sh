@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README.md and .ci/run call it).
 # Native tests, the wasm builds, the quant/gguf/engine tests under Node (GOOS=js),
-# the wasip1 CLI under wazero (inside go test), and a short fuzz run of every parser.
+# the wasip1 CLI under wazero and wasmtime (inside go test; wasmtime through
+# scripts/wasmtime, cgo), and a short fuzz run of every parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
@@ -57,6 +58,13 @@ step "go test under wazero (GOOS=wasip1 GOARCH=wasm)"
 GOBIN=$tools go install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
 WAZERO=$tools/wazero GOOS=wasip1 GOARCH=wasm go test -count=1 -timeout 20m \
   -exec="$PWD/scripts/wasip1-exec" ./quant/... ./gguf/...
+
+# wasm/cli's tests above ran the wasip1 CLI under wasmtime too, through this
+# runner; here its own tests (a module of its own: cgo, wasmtime-go's prebuilt
+# libwasmtime, kept out of the main module's go build/vet/staticcheck ./...),
+# and quant's relaxed-SIMD kernels under wasmtime against their twins.
+step "wasmtime runner (scripts/wasmtime: its own module, cgo) and relaxed SIMD under wasmtime"
+(cd scripts/wasmtime && go vet ./... && "$tools/staticcheck" ./... && go test -count=1 -timeout 10m ./...)
 
 step "browser: the UI, the worker and the JS API in headless Chromium"
 bash scripts/test-browser.sh

@@ -17,6 +17,8 @@
 //
 //	native-1, native-2      our CLI, 1 and 2 threads
 //	wasip1-node             our wasip1 build (SIMD128) under Node's WASI
+//	wasip1-wasmtime         the same file under wasmtime (scripts/wasmtime's runner,
+//	                        wasmtime-go's libwasmtime; -wasmtime-opts adds its options)
 //	browser-picolm          our engine in headless Chromium through web/picolm.js
 //	browser-picolm-2        the same, the model split over 2 Workers (SharedArrayBuffer)
 //	                        (either with @relaxed or @simd128: that engine build, not picolm.js's choice)
@@ -126,6 +128,7 @@ func main() {
 		plen    = flag.Int("prompt", 64, "prompt tokens (BOS included)")
 		out     = flag.String("out", "bench/RESULTS.md", "results `FILE` (empty: none)")
 		reps    = flag.Int("reps", 1, "runs of each runner on each model (alternating); the median counts")
+		wtOpts  = flag.String("wasmtime-opts", "", "options of wasip1-wasmtime's runner, space-separated (such as -W relaxed-simd-deterministic=y or -C cranelift-NAME=VALUE)")
 		timeout = flag.Duration("timeout", 10*time.Minute, "limit of one run")
 	)
 	flag.Parse()
@@ -135,7 +138,7 @@ func main() {
 	check(os.MkdirAll(*cache, 0o755))
 	start := time.Now()
 
-	runners := []string{"native-1", "native-2", "wasip1-node", "browser-picolm", "browser-picolm-2", "llamacpp-1", "llamacpp-2", "wllama-1", "wllama-2", "kernels"}
+	runners := []string{"native-1", "native-2", "wasip1-node", "wasip1-wasmtime", "browser-picolm", "browser-picolm-2", "llamacpp-1", "llamacpp-2", "wllama-1", "wllama-2", "kernels"}
 	if *only != "" {
 		runners = strings.Split(*only, ",")
 	}
@@ -160,6 +163,12 @@ func main() {
 		step("build the native and wasip1 CLIs (GOEXPERIMENT=simd)")
 		check(run(root, env, "go", "build", "-o", native, "./wasm/cli"))
 		check(run(root, append(env, "GOOS=wasip1", "GOARCH=wasm"), "go", "build", "-o", wasip1, "./wasm/cli"))
+	}
+	wt := wasmtimeRun{opts: strings.Fields(*wtOpts), compiled: filepath.Join(*cache, "wasmtime-compiled")}
+	if need("wasip1-wasmtime") {
+		step("build scripts/wasmtime's runner (cgo, wasmtime-go's libwasmtime)")
+		wt.bin = filepath.Join(*cache, "wasmtime-run")
+		check(run(filepath.Join(root, "scripts", "wasmtime"), append(os.Environ(), "CGO_ENABLED=1"), "go", "build", "-o", wt.bin, "."))
 	}
 	if need("browser") || need("wllama") {
 		step("build the browser runtime")
@@ -225,7 +234,7 @@ func main() {
 	if need("llamacpp") {
 		step("check that llama.cpp loads the generated files")
 		for _, t := range sortedKeys(models) {
-			r := runOne("llamacpp-1", t, models[t], root, native, wasip1, npmDir, string(idsJSON), text, 2, *timeout)
+			r := runOne("llamacpp-1", t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, 2, *timeout)
 			if r.Err != "" {
 				fmt.Fprintf(os.Stderr, "bench: llama.cpp cannot run %s: %s\n", models[t], r.Err)
 				os.Exit(1)
@@ -238,7 +247,7 @@ func main() {
 		for _, t := range sortedKeys(models) {
 			for _, rn := range runners {
 				step(fmt.Sprintf("%s on %s (run %d)", rn, t, rep+1))
-				r := runOne(rn, t, models[t], root, native, wasip1, npmDir, string(idsJSON), text, *gen, *timeout)
+				r := runOne(rn, t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, *gen, *timeout)
 				fmt.Printf("   %s: prefill %.1f tok/s, decode %.2f tok/s, TTFT %.0f ms, peak %.0f MB, load %.2f→%.2f %s%s\n",
 					buildOf(r), r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err, r.Note)
 				if r.Split != nil {
@@ -250,7 +259,7 @@ func main() {
 	}
 	report := header(time.Since(start))
 	if len(runners) > 0 {
-		report += table(medians(results), runners, sortedKeys(models), *gen, len(ids), *reps)
+		report += table(medians(results), runners, sortedKeys(models), *gen, len(ids), *reps, wt)
 	}
 	report += ktable
 	fmt.Println()
@@ -264,16 +273,24 @@ func main() {
 
 var statsRE = regexp.MustCompile(`prefill (\d+) tokens in ([\d.]+) ms \(([\d.]+) tok/s\); generated (\d+) tokens in ([\d.]+) ms \(([\d.]+) tok/s\)`)
 
+// wasmtimeRun is how wasip1-wasmtime runs: scripts/wasmtime's runner, its
+// options, and the directory of its compiled modules (WASMTIME_RUN_CACHE:
+// Cranelift compiles the CLI once, not once per run).
+type wasmtimeRun struct {
+	bin, compiled string
+	opts          []string
+}
+
 // runOne runs one runner on one model.
-func runOne(runner, typ, model, root, native, wasip1, npmDir, idsJSON, text string, gen int, timeout time.Duration) result {
+func runOne(runner, typ, model, root, native, wasip1 string, wt wasmtimeRun, npmDir, idsJSON, text string, gen int, timeout time.Duration) result {
 	r := result{Runner: runner, Type: typ}
 	r.Load[0] = loadavg()
-	r = runCmd(r, root, native, wasip1, npmDir, model, idsJSON, text, gen, timeout)
+	r = runCmd(r, root, native, wasip1, wt, npmDir, model, idsJSON, text, gen, timeout)
 	r.Load[1] = loadavg()
 	return r
 }
 
-func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string, gen int, timeout time.Duration) result {
+func runCmd(r result, root, native, wasip1 string, wt wasmtimeRun, npmDir, model, idsJSON, text string, gen int, timeout time.Duration) result {
 	runner := r.Runner
 	name, threads, _ := strings.Cut(runner, "-")
 	r.Threads, _ = strconv.Atoi(threads)
@@ -286,9 +303,10 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 	case "wllama":
 		r.Build = "wllama" // page.html says which of its builds
 	}
-	if name == "browser" || name == "wllama" {
+	if name == "browser" || name == "wllama" || runner == "wasip1-wasmtime" {
 		// build/serve refuses links out of a mounted directory: mount the
-		// directory the model file really is in.
+		// directory the model file really is in; wasmtime follows no
+		// absolute symbolic link, even inside its --dir.
 		if p, err := filepath.EvalSymlinks(model); err == nil {
 			model = p
 		}
@@ -297,7 +315,22 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 	case "native":
 		cmd = exec.Command(native, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-j", threads, "-c", "2048")
 	case "wasip1":
-		cmd = exec.Command("node", "--no-warnings", "--single-threaded-gc", filepath.Join(root, "scripts/bench/wasi.mjs"), wasip1, model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-c", "2048")
+		args := []string{model, "-p", text, "-n", strconv.Itoa(gen), "-t", "0", "-c", "2048"}
+		switch threads { // the engine
+		case "node":
+			cmd = exec.Command("node", append([]string{"--no-warnings", "--single-threaded-gc", filepath.Join(root, "scripts/bench/wasi.mjs"), wasip1}, args...)...)
+		case "wasmtime":
+			// The host file system at /, as wasi.mjs gives it under Node.
+			wargs := append(append([]string{"run", "--dir", "/::/"}, wt.opts...), wasip1)
+			cmd = exec.Command(wt.bin, append(wargs, args...)...)
+			cmd.Env = append(os.Environ(), "WASMTIME_RUN_CACHE="+wt.compiled)
+			if len(wt.opts) > 0 {
+				r.Note = strings.Join(wt.opts, " ")
+			}
+		default:
+			r.Err = "unknown runner"
+			return r
+		}
 	case "browser":
 		// browser-picolm: one Worker; browser-picolm-N: the model split over
 		// N; a suffix @relaxed or @simd128 forces that engine build.
@@ -317,7 +350,10 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 		r.Err = "unknown runner"
 		return r
 	}
-	cmd.Env = append(os.Environ(), "BENCH_NPM="+npmDir)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "BENCH_NPM="+npmDir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	check(cmd.Start())
@@ -327,7 +363,7 @@ func runCmd(r result, root, native, wasip1, npmDir, model, idsJSON, text string,
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.PeakMB = float64(ru.Maxrss) / 1024 // of the largest descendant (Chromium's: the renderer)
 	}
-	if err != nil && name != "wasip1" { // Node's WASI may crash at exit after a complete run
+	if err != nil && runner != "wasip1-node" { // Node's WASI may crash at exit after a complete run
 		r.Err = fmt.Sprintf("%v: %s", err, errLine(stderr.String()))
 		return r
 	}
@@ -442,6 +478,7 @@ var ours = map[string][]string{
 	"native-1":         {"llamacpp-1"},
 	"native-2":         {"llamacpp-2"},
 	"wasip1-node":      {"wllama-1", "wllama-2"},
+	"wasip1-wasmtime":  {"wasip1-node", "wllama-1", "wllama-2"},
 	"browser-picolm":   {"wllama-1", "wllama-2"},
 	"browser-picolm-2": {"wllama-1", "wllama-2"},
 }
@@ -454,10 +491,17 @@ func header(took time.Duration) string {
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), cpuModel(), host, runtime.NumCPU(), kernel(), goVersion(), nodeVersion(), took.Round(time.Second))
 }
 
-func table(res map[[2]string]result, runners, types []string, gen, plen, reps int) string {
+func table(res map[[2]string]result, runners, types []string, gen, plen, reps int, wt wasmtimeRun) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nTinyLlama-1.1B-shaped random-weight models (scripts/synth), a %d-token prompt, %d greedy tokens; peers: %s, %s (in headless Chromium %s).\n",
 		plen, gen, nodeLlamaCpp, wllama, chromiumVersion())
+	if wt.bin != "" {
+		opts := "its default options"
+		if len(wt.opts) > 0 {
+			opts = "options " + strings.Join(wt.opts, " ")
+		}
+		fmt.Fprintf(&b, "wasip1-wasmtime: wasmtime %s (scripts/wasmtime, wasmtime-go), %s; wasip1-node: Node %s's WASI, the same picolm.wasm.\n", wasmtimeVersion(), opts, nodeVersion())
+	}
 	if reps > 1 {
 		fmt.Fprintf(&b, "Each figure is the median of %d runs (alternating runners).\n", reps)
 	}
@@ -581,7 +625,21 @@ func output(name string, args ...string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func kernel() string      { return "Linux " + output("uname", "-r") }
+func kernel() string { return "Linux " + output("uname", "-r") }
+
+// wasmtimeVersion is the wasmtime-go version scripts/wasmtime's go.mod
+// requires (its libwasmtime is that wasmtime release).
+func wasmtimeVersion() string {
+	root, err := repoRoot()
+	if err != nil {
+		return "?"
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "scripts", "wasmtime", "go.mod"))
+	if m := regexp.MustCompile(`wasmtime-go/v\d+ v(\S+)`).FindSubmatch(b); m != nil {
+		return string(m[1])
+	}
+	return "?"
+}
 func goVersion() string   { return output("go", "version") }
 func nodeVersion() string { return output("node", "--version") }
 func chromiumVersion() string {

@@ -111,7 +111,7 @@ const maxGrammarFile = 4 << 20
 func readSmallFile(flag, path string) ([]byte, error) {
 	f, st, err := gguf.OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, fmt.Errorf("%s: %w", flag, wasiPathError(err))
 	}
 	defer f.Close()
 	if st.Size() > maxGrammarFile {

@@ -211,6 +211,7 @@ func generate(o options, stdin io.Reader, stdout, stderr io.Writer) error {
 		f, err = gguf.Parse(defaultmodel.Bytes())
 	} else {
 		f, err = gguf.OpenSet(o.model) // a split model's first shard opens them all
+		err = wasiPathError(err)
 	}
 	if err != nil {
 		return err
@@ -312,7 +313,7 @@ func loadCache(sess *engine.Session, path string, stderr io.Writer) {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "picolm: %v; continuing without it\n", err)
+		fmt.Fprintf(stderr, "picolm: %v; continuing without it\n", wasiPathError(err))
 		sess.Rewind(0)
 	}
 }
@@ -321,7 +322,7 @@ func saveCache(sess *engine.Session, path string, n int, stderr io.Writer) {
 	var buf bytes.Buffer
 	err := sess.WriteCache(&buf, n)
 	if err == nil {
-		err = writeCacheFile(path, buf.Bytes())
+		err = wasiPathError(writeCacheFile(path, buf.Bytes()))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "picolm: saving the KV cache: %v\n", err)

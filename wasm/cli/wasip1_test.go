@@ -19,13 +19,40 @@ import (
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
-// wasiCLI is the CLI built with GOOS=wasip1, run under wazero the way
-// `wasmtime run --dir` runs it: the test data mounted read-only at /testdata
-// and a scratch directory at /work.
+// wasiCLI is the CLI built with GOOS=wasip1, run under wazero (in this
+// process) or, when wasmtime is set, under wasmtime (scripts/wasmtime's
+// runner, wasmtime_test.go) the way `wasmtime run --dir` runs it: the test
+// data mounted read-only at /testdata (read-write under wasmtime) and a
+// scratch directory at /work.
 type wasiCLI struct {
 	rt      wazero.Runtime
 	mod     wazero.CompiledModule
 	scratch string
+
+	wasmtime string // the runner's path; "" runs under wazero
+	wasm     string // the module's path, for wasmtime
+	name     string // the engine and build, for messages
+}
+
+// buildWASM builds the CLI for GOOS=wasip1 into dir, with GOEXPERIMENT=simd
+// (the SIMD128 kernels) when simd is set, without it otherwise (whatever
+// the environment's GOEXPERIMENT), and returns the module's path.
+func buildWASM(t *testing.T, dir string, simd bool) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the CLI for wasip1")
+	}
+	out := filepath.Join(dir, "picolm.wasm")
+	exp := "GOEXPERIMENT="
+	if simd {
+		exp = "GOEXPERIMENT=simd"
+	}
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", exp)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("GOOS=wasip1 %s go build: %v\n%s", exp, err, b)
+	}
+	return out
 }
 
 func buildWASI(t *testing.T) *wasiCLI {
@@ -51,7 +78,7 @@ func buildWASI(t *testing.T) *wasiCLI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &wasiCLI{rt: rt, mod: mod, scratch: t.TempDir()}
+	return &wasiCLI{rt: rt, mod: mod, scratch: t.TempDir(), name: "wazero"}
 }
 
 // run runs the wasm CLI with args; paths under the test data are rewritten
@@ -65,6 +92,9 @@ func (w *wasiCLI) run(t *testing.T, args []string, stdin string) (stdout, stderr
 			a = "/testdata/" + filepath.ToSlash(rel)
 		}
 		argv = append(argv, a)
+	}
+	if w.wasmtime != "" {
+		return w.runWasmtime(t, dir, argv, stdin)
 	}
 	var out, errb bytes.Buffer
 	cfg := wazero.NewModuleConfig().
