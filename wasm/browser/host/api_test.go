@@ -19,42 +19,6 @@ func builtin(t *testing.T) *Worker {
 	return w
 }
 
-// The stopper holds back what may start a stop sequence and cuts at the
-// earliest one, across token boundaries.
-func TestStopper(t *testing.T) {
-	for _, c := range []struct {
-		stops  []string
-		pieces []string
-		want   string
-		hit    bool
-	}{
-		{[]string{"bc"}, []string{"a", "b", "c", "d"}, "a", true},
-		{[]string{"bc"}, []string{"ab", "x"}, "abx", false},
-		{[]string{"xyz", "b"}, []string{"axy", "zb"}, "a", true},     // the earliest wins
-		{[]string{"lo w"}, []string{"hel", "lo", " w"}, "hel", true}, // a match over three tokens
-		{[]string{"end"}, []string{"the e", "n"}, "the en", false},   // held back, then flushed
-		{nil, []string{"a", "b"}, "ab", false},
-	} {
-		s := stopper{stops: c.stops}
-		var got []byte
-		hit := false
-		for _, p := range c.pieces {
-			out, h := s.push([]byte(p))
-			got = append(got, out...)
-			if h {
-				hit = true
-				break
-			}
-		}
-		if !hit {
-			got = append(got, s.flush()...)
-		}
-		if string(got) != c.want || hit != c.hit {
-			t.Errorf("%q over %q: got %q hit %v, want %q hit %v", c.stops, c.pieces, got, hit, c.want, c.hit)
-		}
-	}
-}
-
 // A stop sequence ends the generation at once: the text before it is
 // emitted, the rest is not, and the stats say so.
 func TestStopSequences(t *testing.T) {

@@ -496,7 +496,7 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	}
 	count := 0
 	start := time.Now()
-	stops := stopper{stops: r.Stop}
+	stops := engine.NewStopper(r.Stop)
 	hit, left := false, false
 	calls := 0
 	// tok collects what one engine token adds: text (through the stop
@@ -506,7 +506,7 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 		if hit {
 			return
 		}
-		out, h := stops.push([]byte(text))
+		out, h := stops.Push([]byte(text))
 		tok.Text += string(out)
 		hit = h
 	}
@@ -565,7 +565,7 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 			cut = ts.InCall()
 			ts.Flush(event)
 		}
-		if rest := stops.flush(); len(rest) > 0 {
+		if rest := stops.Flush(); len(rest) > 0 {
 			tok.Text += string(rest)
 		}
 		if tok.Text != "" || len(tok.Calls) > 0 {

@@ -139,7 +139,7 @@ type result struct {
 // goes through the stop sequences, which are held back until they can no
 // longer match, and cut. out returning false stops generation.
 func (s *Server) run(ctx context.Context, sess *engine.Session, j *job, out func(piece) bool) (res result, err error) {
-	stop := stopper{stops: j.stops}
+	stop := engine.NewStopper(j.stops)
 	hit, aborted := false, false
 	calls := 0
 	var lp *engine.Logprobs
@@ -160,7 +160,7 @@ func (s *Server) run(ctx context.Context, sess *engine.Session, j *job, out func
 		if hit || aborted {
 			return
 		}
-		emit, h := stop.push([]byte(text))
+		emit, h := stop.Push([]byte(text))
 		if len(emit) > 0 {
 			send(piece{content: string(emit)})
 		}
@@ -211,7 +211,7 @@ func (s *Server) run(ctx context.Context, sess *engine.Session, j *job, out func
 			cut = ts.InCall()
 			ts.Flush(event)
 		}
-		if rest := stop.flush(); len(rest) > 0 {
+		if rest := stop.Flush(); len(rest) > 0 {
 			send(piece{content: string(rest)})
 		}
 	}
@@ -346,52 +346,4 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine
 	if flusher != nil {
 		flusher.Flush()
 	}
-}
-
-// stopper cuts generated text at the first stop sequence. Text that could
-// still be the start of a stop sequence is held back until the next token
-// decides it.
-type stopper struct {
-	stops   []string
-	pending []byte
-}
-
-// push appends text and returns what is final now; hit reports that a stop
-// sequence matched (out then ends just before it).
-func (s *stopper) push(text []byte) (out []byte, hit bool) {
-	if len(s.stops) == 0 {
-		return text, false
-	}
-	s.pending = append(s.pending, text...)
-	cut := -1
-	for _, st := range s.stops {
-		if i := strings.Index(string(s.pending), st); i >= 0 && (cut < 0 || i < cut) {
-			cut = i
-		}
-	}
-	if cut >= 0 {
-		out = s.pending[:cut]
-		s.pending = nil
-		return out, true
-	}
-	hold := 0
-	for _, st := range s.stops {
-		for k := min(len(st)-1, len(s.pending)); k > hold; k-- {
-			if strings.HasSuffix(string(s.pending), st[:k]) {
-				hold = k
-				break
-			}
-		}
-	}
-	n := len(s.pending) - hold
-	out = append([]byte(nil), s.pending[:n]...)
-	s.pending = append(s.pending[:0], s.pending[n:]...)
-	return out, false
-}
-
-// flush returns the held-back text at the end of generation.
-func (s *stopper) flush() []byte {
-	out := s.pending
-	s.pending = nil
-	return out
 }

@@ -283,40 +283,6 @@ func TestStopSequences(t *testing.T) {
 	}
 }
 
-func TestStopper(t *testing.T) {
-	for _, tc := range []struct {
-		stops  []string
-		pieces []string
-		want   string
-		hit    bool
-	}{
-		{nil, []string{"ab", "cd"}, "abcd", false},
-		{[]string{"END"}, []string{"ab", "E", "N", "D", "x"}, "ab", true},
-		{[]string{"END"}, []string{"abEN", "x", "EN"}, "abENxEN", false}, // held "EN" released at the end
-		{[]string{"xyz", "b"}, []string{"a", "xy", "zb"}, "a", true},     // earliest match wins
-		{[]string{"aab"}, []string{"a", "a", "a", "b"}, "a", true},
-		{[]string{"é!"}, []string{"caf", "é", "!"}, "caf", true},
-	} {
-		st := stopper{stops: tc.stops}
-		var out []byte
-		hit := false
-		for _, p := range tc.pieces {
-			o, h := st.push([]byte(p))
-			out = append(out, o...)
-			if h {
-				hit = true
-				break
-			}
-		}
-		if !hit {
-			out = append(out, st.flush()...)
-		}
-		if string(out) != tc.want || hit != tc.hit {
-			t.Errorf("%q %q: got %q %v, want %q %v", tc.stops, tc.pieces, out, hit, tc.want, tc.hit)
-		}
-	}
-}
-
 // readSSE parses an event stream: the concatenated text, the finish reason
 // and the number of text chunks.
 func readSSE(t testing.TB, b []byte) (text, finish string, chunks int) {

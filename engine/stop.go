@@ -1,19 +1,24 @@
-package host
+package engine
 
 import "bytes"
 
-// stopper cuts the generated text at the first of its stop sequences. Text
-// that may still turn out to be the start of one is held back until later
-// tokens decide.
-type stopper struct {
+// Stopper cuts generated text at the first of its stop sequences (the
+// OpenAI API's `stop`), across token boundaries: text that may still turn
+// out to be the start of one is held back until later tokens decide. The
+// browser host and the Cloudflare Worker both use it.
+type Stopper struct {
 	stops   []string
 	pending []byte
 }
 
-// push adds a token's text and returns what is final now; hit reports that
+// NewStopper returns a Stopper for the given stop sequences (none: every
+// text passes through at once).
+func NewStopper(stops []string) *Stopper { return &Stopper{stops: stops} }
+
+// Push adds a token's text and returns what is final now; hit reports that
 // a stop sequence matched (out then ends just before it, and nothing more
 // may be pushed).
-func (s *stopper) push(text []byte) (out []byte, hit bool) {
+func (s *Stopper) Push(text []byte) (out []byte, hit bool) {
 	if len(s.stops) == 0 {
 		return text, false
 	}
@@ -45,8 +50,8 @@ func (s *stopper) push(text []byte) (out []byte, hit bool) {
 	return out, false
 }
 
-// flush returns the text still held back when the generation ends.
-func (s *stopper) flush() []byte {
+// Flush returns the text still held back when the generation ends.
+func (s *Stopper) Flush() []byte {
 	out := s.pending
 	s.pending = nil
 	return out
