@@ -25,5 +25,8 @@
 //   - package quant: the kernels of each block format (quant/table.go and the
 //     per-platform tables kernels_amd64.go, kernels_wasm.go) compute the dots.
 //
-// kvfile.go saves and restores a session's KV cache (the CLI's --cache).
+// Beside that path: kvfile.go saves and restores a session's KV cache (the
+// CLI's --cache); embed.go pools hidden states into embeddings (Session.Embed);
+// logprobs.go reports each token's log probabilities; stop.go cuts text at
+// stop sequences (Stopper).
 package engine
