@@ -31,20 +31,9 @@ func runQuantize(args []string, stderr io.Writer) int {
 	fs.BoolVar(&o.Pure, "pure", false, "")
 	fs.BoolVar(&o.AllowRequantize, "allow-requantize", false, "")
 	fs.IntVar(&o.Threads, "j", 0, "")
-	// Flags may come before or after the three positional arguments.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos, args = append(pos, args[0]), args[1:]
+	pos, code := parseInterleaved(fs, args)
+	if code >= 0 {
+		return code
 	}
 	if len(pos) != 3 || o.Threads < 0 {
 		fs.Usage()
@@ -65,4 +54,23 @@ func runQuantize(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// parseInterleaved parses fs over args where flags may come before, between
+// or after the positional arguments, which it returns; code is the exit
+// status to end with (0 after -h, 2 on a bad flag), or -1 to go on.
+func parseInterleaved(fs *flag.FlagSet, args []string) (pos []string, code int) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0
+			}
+			return nil, 2
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, -1
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,20 +35,9 @@ func runSplit(merge bool, args []string, stderr io.Writer) int {
 		fs.Func("split-max-size", "", func(s string) (err error) { o.MaxBytes, err = split.ParseSize(s); return err })
 		fs.IntVar(&o.MaxTensors, "split-max-tensors", 0, "")
 	}
-	// Flags may come before or after the positional arguments.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos, args = append(pos, args[0]), args[1:]
+	pos, code := parseInterleaved(fs, args)
+	if code >= 0 {
+		return code
 	}
 	if len(pos) != 2 || o.MaxTensors < 0 {
 		fs.Usage()
