@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh # GOTOOLCHAIN: the toolchain go.mod names
 export GOFLAGS=${GOFLAGS:-}
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step prints the minutes and seconds since the start (CI must stay under 30 minutes).
+T0=$SECONDS
+step() { printf '\n== [%dm%02ds] %s\n' $(((SECONDS - T0) / 60)) $(((SECONDS - T0) % 60)) "$*"; }
 
 step "dependencies (Go modules, npm packages, Debian chromium) when missing"
 go mod download
@@ -85,4 +87,4 @@ for pkg in $(go list ./...); do
   done
 done
 
-echo; echo "all tests passed"
+echo; echo "all tests passed in $(((SECONDS - T0) / 60))m$(((SECONDS - T0) % 60))s"
