@@ -420,19 +420,33 @@ async function complete(model, inputs, o, sig, id) {
 }
 
 // legacyLogprobs is completions' logprobs for entries (chat's shape):
-// {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset};
-// text_offset counts UTF-16 units of the completion's text (the prompt is
-// not echoed) before each token's first whole character.
-function legacyLogprobs(entries, state = { offset: 0, dec: new TextDecoder() }) {
+// {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset},
+// as the Worker's (openai.LegacyLogprobs). text_offset counts Unicode code
+// points from the start of the prompt (as OpenAI's; the prompt is not
+// echoed) to each token's text; a token that ends inside a character moves
+// the offset on only when a later token completes it. Of two alternatives
+// with one text, top_logprobs keeps the likelier.
+function legacyLogprobs(entries, state) {
   const out = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   for (const e of entries) {
+    const top = {};
+    for (const t of e.top_logprobs) if (!Object.hasOwn(top, t.token)) top[t.token] = t.logprob;
     out.tokens.push(e.token);
     out.token_logprobs.push(e.logprob);
-    out.top_logprobs.push(Object.fromEntries(e.top_logprobs.map((t) => [t.token, t.logprob])));
+    out.top_logprobs.push(top);
     out.text_offset.push(state.offset);
-    state.offset += state.dec.decode(new Uint8Array(e.bytes), { stream: true }).length;
+    state.offset += codePoints(state.dec.decode(new Uint8Array(e.bytes), { stream: true }));
   }
   return out;
+}
+
+// offsetState is where a completion of prompt starts its text_offset.
+function offsetState(prompt) { return { offset: codePoints(prompt), dec: new TextDecoder() }; }
+
+function codePoints(s) {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
 }
 
 // stream runs a request as an async iterable of the chunks shape(event)
@@ -555,7 +569,7 @@ export class Completions {
     if (body.stream) {
       const withUsage = !!(body.stream_options && body.stream_options.include_usage);
       const extra = withUsage ? { usage: null } : {};
-      const states = inputs.map(() => ({ offset: 0, dec: new TextDecoder() }));
+      const states = inputs.map(offsetState);
       const shape = (e) => {
         if (e.type === "token" && !e.text && !e.logprobs.length) return [];
         const lp = o.logprobs ? legacyLogprobs(e.type === "token" ? e.logprobs : [], states[e.index]) : null;
@@ -566,7 +580,7 @@ export class Completions {
     const r = await complete(this._model, inputs, o, sig, id);
     return {
       ...head,
-      choices: r.texts.map((text, index) => ({ index, text, logprobs: o.logprobs ? legacyLogprobs(r.logprobs[index]) : null, finish_reason: r.finishes[index], ...stopReason(r.reasons[index]) })),
+      choices: r.texts.map((text, index) => ({ index, text, logprobs: o.logprobs ? legacyLogprobs(r.logprobs[index], offsetState(inputs[index])) : null, finish_reason: r.finishes[index], ...stopReason(r.reasons[index]) })),
       usage: usage(r.stats),
     };
   }
