@@ -11,18 +11,26 @@ import (
 )
 
 // ParamError is a bad request blamed on one field of the JS API's request
-// (Param, in OpenAI's naming: "tools[0].function.parameters"). It wraps
-// ErrBadParams.
+// (Param, in OpenAI's naming: "tools[0].function.parameters", or run()'s
+// option: "jsonSchema", "grammar"). It wraps ErrBadParams (or another
+// error). Msg, when set, is the whole message (the Cloudflare Worker's for
+// the same request); otherwise the message is Err's.
 type ParamError struct {
 	Param string
+	Msg   string
 	Err   error
 }
 
-func (e *ParamError) Error() string { return e.Err.Error() }
+func (e *ParamError) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
+	return e.Err.Error()
+}
 func (e *ParamError) Unwrap() error { return e.Err }
 
 func badParam(param, format string, args ...any) error {
-	return &ParamError{Param: param, Err: fmt.Errorf("%w: %s", ErrBadParams, fmt.Sprintf(format, args...))}
+	return &ParamError{Param: param, Msg: fmt.Sprintf(format, args...), Err: ErrBadParams}
 }
 
 // Param is the field a bad request is blamed on ("" when none is).
@@ -67,7 +75,7 @@ func (w *Worker) toolGrammar(r *GenerateRequest) (*grammar.GBNF, error) {
 		}
 		seen[t.Name] = true
 		if err := chat.CheckTool(t); err != nil {
-			return nil, badParam(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d] (%s) cannot be used: %v", i, t.Name, err)
+			return nil, badParam(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d].function.parameters cannot be used: %s", i, strings.TrimPrefix(err.Error(), chat.ErrTools.Error()+": "))
 		}
 	}
 	c := r.ToolChoice

@@ -597,7 +597,8 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 		if errors.Is(err, engine.ErrJSONBudget) || errors.Is(err, engine.ErrGrammarBudget) {
 			// Nothing was generated: say whether max_tokens or the context left no room.
 			if r.MaxTokens > 0 && r.MaxTokens < w.sess.Context()-len(ids) {
-				return d, &ParamError{Param: "max_tokens", Err: fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)}
+				return d, &ParamError{Param: "max_tokens", Msg: "the constrained output cannot be completed: " + err.Error(), // the Worker's message
+					Err: fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)}
 			}
 			return d, fmt.Errorf("%w: %d of %d positions are left after the prompt: %w", engine.ErrContext, w.sess.Context()-len(ids), w.sess.Context(), err)
 		}
@@ -645,7 +646,11 @@ func (w *Worker) grammar(r *GenerateRequest) (*grammar.GBNF, error) {
 		g, err = grammar.ParseGBNF(src)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadParams, err)
+		// The Worker's messages; the JS API names the field (response_format's).
+		if schema {
+			return nil, &ParamError{Param: "jsonSchema", Msg: "the schema cannot be used: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrBadParams, err)}
+		}
+		return nil, &ParamError{Param: "grammar", Msg: "the grammar cannot be compiled: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrBadParams, err)}
 	}
 	w.gramSrc, w.gram = key, g
 	return g, nil

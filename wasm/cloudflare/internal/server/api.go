@@ -371,7 +371,7 @@ func parsePrompt(raw json.RawMessage) (string, *apiError) {
 		}
 		return arr[0], nil
 	}
-	return "", badRequest("prompt", "wrong type for prompt: got %s, want a string or an array of one string", kindOf(raw))
+	return "", badRequest("prompt", "wrong type for prompt: got %s, want a string or an array of strings", kindOf(raw))
 }
 
 func parseStop(raw json.RawMessage, maxStops int) ([]string, *apiError) {
@@ -453,10 +453,11 @@ func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
 // Any other member is refused, but for the harmless values of the ones an
 // assistant message copied from a response carries.
 func readMessageFields(m object, msg *chat.Message) *apiError {
-	if aerr := m.only("role", "content", "name", "refusal", "tool_calls", "tool_call_id", "function_call", "audio"); aerr != nil {
+	if aerr := m.only("role", "content", "name", "refusal", "tool_calls", "tool_call_id", "function_call", "audio", "annotations"); aerr != nil {
 		return aerr
 	}
 	if aerr := m.checkGiven(
+		namedCheck{"annotations", emptyArray("annotations are not part of the chat format")},
 		namedCheck{"audio", nullOnly("there is no audio")},
 		namedCheck{"function_call", nullOnly(noFunctions)},
 		namedCheck{"refusal", nullOnly("a refusal is not part of the chat format")},

@@ -323,15 +323,15 @@ func checkFields(o object, chat bool) *apiError {
 			if name == "prompt" {
 				return badRequest("prompt", "chat completions take messages, not prompt")
 			}
-			return badRequest(name, "%s is a completions field: POST /v1/chat/completions does not take it", name)
+			return badRequest(name, "%s is a completions field: chat completions do not take it", name)
 		case !chat && !spec.completions:
 			switch name {
 			case "messages":
-				return badRequest("messages", "completions take prompt, not messages (use /v1/chat/completions)")
+				return badRequest("messages", "completions take prompt, not messages (use chat completions)")
 			case "max_completion_tokens":
 				return badRequest(name, "max_completion_tokens is a chat completions field: completions take max_tokens")
 			}
-			return badRequest(name, "%s is a chat completions field: POST /v1/completions does not take it", name)
+			return badRequest(name, "%s is a chat completions field: completions do not take it", name)
 		}
 		if c := spec.harmless; c != nil {
 			if aerr := c(o, name); aerr != nil {

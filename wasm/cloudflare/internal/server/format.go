@@ -19,7 +19,8 @@ import (
 //	{"type": "json_object"}                              one JSON value (the JSON automaton)
 //	{"type": "json_schema", "json_schema": {"name", "schema", "description", "strict"}}
 //	                                                     JSON valid under schema (engine/grammar's conversion)
-//	"grammar": "root ::= ..."                            a sentence of this GBNF grammar (llama.cpp's extension)
+//	{"type": "grammar", "grammar": "root ::= ..."}       a sentence of this GBNF grammar (extension, as the JS API's)
+//	"grammar": "root ::= ..."                            the same (llama.cpp's extension)
 //
 // A schema or grammar that cannot be compiled is a 400 naming the problem.
 // strict is accepted either way: the output always follows the schema.
@@ -32,7 +33,7 @@ func (s *Server) parseFormat(req request, j *job) *apiError {
 		j.grammar = g
 	}
 	top := object{m: map[string]json.RawMessage{"response_format": req.ResponseFormat}}
-	rf, given, aerr := top.member("response_format", []string{"type", "json_schema"})
+	rf, given, aerr := top.member("response_format", []string{"type", "json_schema", "grammar"})
 	if aerr != nil || !given {
 		return aerr
 	}
@@ -49,7 +50,29 @@ func (s *Server) parseFormat(req request, j *job) *apiError {
 			return aerr
 		}
 	}
+	if t != "grammar" {
+		if aerr := rf.checkGiven(namedCheck{"grammar", nullOnly(`grammar goes with "type": "grammar"`)}); aerr != nil {
+			return aerr
+		}
+	}
 	switch t {
+	case "grammar":
+		if j.grammar != nil {
+			return badRequest("response_format", "response_format grammar and grammar cannot both be given")
+		}
+		src, aerr := rf.str("grammar")
+		if aerr != nil {
+			return aerr
+		}
+		if src == nil || *src == "" {
+			return badRequest(rf.param("grammar"), "%s is required with \"type\": \"grammar\": GBNF source text", rf.param("grammar"))
+		}
+		g, err := s.grammars.get("gbnf\x00"+*src, func() (*grammar.GBNF, error) { return grammar.ParseGBNF(*src) })
+		if err != nil {
+			return badRequest(rf.param("grammar"), "the grammar cannot be compiled: %v", err)
+		}
+		j.grammar = g
+		return nil
 	case "", "text":
 		return nil
 	case "json_object":
@@ -60,7 +83,7 @@ func (s *Server) parseFormat(req request, j *job) *apiError {
 		return nil
 	case "json_schema":
 	default:
-		return badRequest("response_format.type", "response_format type %q is not supported: use \"text\", \"json_object\" or \"json_schema\"", t)
+		return badRequest("response_format.type", "response_format type %q is not supported: use \"text\", \"json_object\", \"json_schema\" or \"grammar\"", t)
 	}
 	if j.grammar != nil {
 		return badRequest("response_format", "response_format json_schema and grammar cannot both be given")
