@@ -255,14 +255,15 @@ func TestToolRefusals(t *testing.T) {
 	}
 }
 
-// The per-token path of the logprobs replies (text through the stop
-// sequences, log-probability entries with their alternatives) allocates
-// nothing: the same request run a second time (buffers grown, the matcher's
-// caches warm) makes no allocation between its fifth Token and its last
-// (runtime.MemStats.Mallocs, read in emit). A reply with tools allocates at
-// most one string per token: chat.ToolStream.Push takes the token's text as
-// a string. The engine's own per-token path is
-// engine.TestForwardAllocatesNothing's.
+// The per-token path of the logprobs and tool-call replies (text through
+// the stop sequences, log-probability entries with their alternatives,
+// chat.ToolStream's pieces) allocates at most the token's text as a string
+// of its own (a caller may keep a Token's strings; chat.ToolStream.Push takes
+// one): the same request run a second time (buffers grown, the matcher's
+// caches warm) makes at most one allocation per token between its fifth
+// Token and its last (runtime.MemStats.Mallocs, read in emit), where each
+// log-probability entry and its alternatives used to make several. The
+// engine's own per-token path is engine.TestForwardAllocatesNothing's.
 func TestGenerateAllocatesNothingPerToken(t *testing.T) {
 	w := builtin(t)
 	echo := chat.Tool{Name: "echo", Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)}
@@ -272,7 +273,7 @@ func TestGenerateAllocatesNothingPerToken(t *testing.T) {
 		perToken uint64 // allocations allowed per token
 		r        GenerateRequest
 	}{
-		{"logprobs, top 5, a stop sequence", 0, GenerateRequest{Prompt: "Once upon a time", MaxTokens: 200, Logprobs: true, TopLogprobs: 5, Stop: []string{"never in this story"}}},
+		{"logprobs, top 5, a stop sequence", 1, GenerateRequest{Prompt: "Once upon a time", MaxTokens: 200, Logprobs: true, TopLogprobs: 5, Stop: []string{"never in this story"}}},
 		{"a tool call", 1, GenerateRequest{Messages: msgs, MaxTokens: 200, Tools: []chat.Tool{echo}, ToolChoice: chat.ToolChoice{Mode: "function", Function: "echo"}, Temperature: 1, TopP: 1, Seed: 3}},
 		{"a tool call with logprobs", 1, GenerateRequest{Messages: msgs, MaxTokens: 200, Tools: []chat.Tool{echo}, ToolChoice: chat.ToolChoice{Mode: "function", Function: "echo"}, Temperature: 1, TopP: 1, Seed: 3, Logprobs: true, TopLogprobs: 3}},
 	} {

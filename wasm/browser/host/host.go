@@ -108,10 +108,10 @@ type GenerateRequest struct {
 	TopLogprobs int
 }
 
-// Token is the reply for one generated token. Its strings and slices are
-// the host's buffers, reused for the next token (the per-token path
-// allocates nothing): they are valid until emit returns, so copy what is
-// kept (the bridge turns them into JS values at once).
+// Token is the reply for one generated token. Its slices (Calls, Logprobs
+// and their Top) are the host's buffers, reused for the next token: they
+// are valid until emit returns, so copy what is kept (the bridge turns them
+// into JS values at once). Its strings are its own.
 type Token struct {
 	Text         string           // complete UTF-8 text the token adds (may be empty)
 	Calls        []chat.ToolEvent // pieces of tool calls the token completes (Call true: a name first, then arguments)
@@ -550,7 +550,7 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	}
 	nlp := 0 // entries of w.lps in this Token
 	send := func() bool {
-		tok.Text = unsafe.String(unsafe.SliceData(tb), len(tb)) // valid until tb is reused, after emit
+		tok.Text = string(tb) // a string of its own (a caller may keep it): the one allocation of a token with text
 		tok.Logprobs = w.lps[:nlp]
 		tok.Count, tok.TokensPerSec = count, perSec(count, time.Since(start))
 		ok := emit(tok)
