@@ -6,7 +6,9 @@
 #     of mixed valid and hostile traffic, reporting workerd's RSS and the Go
 #     instance's memory over time; then wasm/cloudflare/test/openai.test.mjs,
 #     the API through the official openai npm client (structured output,
-#     tools, embeddings, logprobs, seeds);
+#     tools, embeddings, logprobs, seeds), and
+#     wasm/cloudflare/test/schemas.test.mjs, a sample of the JSON Schema set
+#     (scripts/schema-ajv.sh is the full run);
 #   - build-faults/ (config-faults.capnp, build.sh --faults): the same plus
 #     test-only routes that take the Go instance down; TestE2EFaults checks
 #     that the glue answers and replaces it;
@@ -104,9 +106,9 @@ waitport() {
 	exit 1
 }
 
-# e2e NAME TEST [NODETEST]: the Go test TEST against the running workerd
-# (the environment passes on), then the node:test file NODETEST if given,
-# then stop it.
+# e2e NAME TEST [NODETESTS]: the Go test TEST against the running workerd
+# (the environment passes on), then the node:test files NODETESTS (a
+# space-separated list) if given, then stop it.
 e2e() {
 	local status=0
 	echo "test-workers: $2, $1"
@@ -114,7 +116,8 @@ e2e() {
 		go test -count=1 -v -timeout 20m -run "^($2)\$" ./wasm/cloudflare/ || status=$?
 	if [ "$status" = 0 ] && [ -n "${3:-}" ]; then
 		echo "test-workers: $3 (the openai npm client), $1"
-		PICOLM_WORKER_URL="http://127.0.0.1:$port" node --test --test-reporter=spec "$3" || status=$?
+		# shellcheck disable=SC2086 # a list of paths without spaces
+		PICOLM_WORKER_URL="http://127.0.0.1:$port" node --test --test-concurrency=1 --test-reporter=spec $3 || status=$?
 	fi
 	if [ "$status" != 0 ]; then
 		echo "test-workers: $1: workerd log:" >&2
@@ -130,7 +133,7 @@ e2e() {
 pid=$!
 waitport "$port"
 PICOLM_WORKER_MODEL_SOURCE=embedded PICOLM_SOAK_SECONDS="${PICOLM_SOAK_SECONDS:-60}" \
-	e2e "build/ (model embedded)" "TestE2E|TestSoak" wasm/cloudflare/test/openai.test.mjs
+	e2e "build/ (model embedded)" "TestE2E|TestSoak" "wasm/cloudflare/test/openai.test.mjs wasm/cloudflare/test/schemas.test.mjs"
 
 "$WORKERD" serve wasm/cloudflare/config-faults.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
 pid=$!

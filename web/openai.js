@@ -48,17 +48,39 @@ function isObject(v) { return v !== null && typeof v === "object" && !Array.isAr
 
 // The checks of fields that are accepted but not implemented: each refuses
 // any value that asks for something.
+// notSupported is the Worker's refusal of a value (fields.go's notSupported).
+function notSupported(p, why, instead) { return bad(p, `${p} is not supported: ${why} (send ${instead} or leave it out)`); }
+
 const harmless = {
-  zero: (why) => (v, p) => { if (v !== 0) throw bad(p, `${p} must be 0 or null: ${why}`); },
-  falseOnly: (why) => (v, p) => { if (v !== false) throw bad(p, `${p} must be false or null: ${why}`); },
-  oneOnly: (why) => (v, p) => { if (v !== 1) throw bad(p, `${p} must be 1 or null: ${why}`); },
-  emptyArray: (why) => (v, p) => { if (!Array.isArray(v) || v.length) throw bad(p, `${p} must be an empty array or null: ${why}`); },
-  emptyObject: (why) => (v, p) => { if (!isObject(v) || Object.keys(v).length) throw bad(p, `${p} must be an empty object or null: ${why}`); },
-  emptyString: (why) => (v, p) => { if (v !== "") throw bad(p, `${p} must be an empty string or null: ${why}`); },
+  zero: (why) => (v, p) => {
+    if (typeof v !== "number") throw bad(p, `wrong type for ${p}: got ${kind(v)}, want a number`);
+    if (v < -2 || v > 2) throw bad(p, `${p} must be between -2 and 2`);
+    if (v !== 0) throw notSupported(p, why, "0");
+  },
+  falseOnly: (why) => (v, p) => {
+    if (typeof v !== "boolean") throw bad(p, `wrong type for ${p}: got ${kind(v)}, want a boolean`);
+    if (v !== false) throw notSupported(p, why, "false");
+  },
+  oneOnly: (why) => (v, p) => {
+    if (typeof v !== "number") throw bad(p, `wrong type for ${p}: got ${kind(v)}, want an integer`);
+    if (v !== 1) throw notSupported(p, why, "1");
+  },
+  emptyArray: (why) => (v, p) => {
+    if (!Array.isArray(v)) throw bad(p, `wrong type for ${p}: got ${kind(v)}, want an array`);
+    if (v.length) throw notSupported(p, why, "[]");
+  },
+  emptyObject: (why) => (v, p) => {
+    if (!isObject(v)) throw bad(p, `wrong type for ${p}: got ${kind(v)}, want an object`);
+    if (Object.keys(v).length) throw notSupported(p, why, "{}");
+  },
+  emptyString: (why) => (v, p) => {
+    if (typeof v !== "string") throw bad(p, `wrong type for ${p}: got ${kind(v)}, want a string`);
+    if (v !== "") throw notSupported(p, why, '""');
+  },
   string: () => (v, p) => { if (typeof v !== "string") throw bad(p, `wrong type for ${p}: got ${kind(v)}, want a string`); },
   bool: () => (v, p) => { if (typeof v !== "boolean") throw bad(p, `wrong type for ${p}: got ${kind(v)}, want a boolean`); },
   object: () => (v, p) => { if (!isObject(v)) throw bad(p, `wrong type for ${p}: got ${kind(v)}, want an object`); },
-  functionCall: () => (v, p) => { if (v !== "none" && v !== "auto") throw bad(p, `${p} must be "none", "auto" or null: ${NO_FUNCTIONS}`); },
+  functionCall: () => (v, p) => { if (v !== "none" && v !== "auto") throw notSupported(p, NO_FUNCTIONS, '"none"'); },
 };
 const NO_FUNCTIONS = "the deprecated functions API is not implemented: use tools";
 
@@ -79,7 +101,7 @@ const FIELDS = {
   stream: ["chat completions"],
   stream_options: ["chat completions"],
   response_format: ["chat completions"],
-  n: ["chat completions", harmless.oneOnly("one choice is generated per request")],
+  n: ["chat completions"], // 1: options() checks it
   signal: ["chat completions"],
   frequency_penalty: ["chat completions", harmless.zero("the sampler has no penalties")],
   presence_penalty: ["chat completions", harmless.zero("the sampler has no penalties")],
@@ -92,21 +114,45 @@ const FIELDS = {
   parallel_tool_calls: ["chat", harmless.bool()],
   functions: ["chat", harmless.emptyArray(NO_FUNCTIONS)],
   function_call: ["chat", harmless.functionCall()],
-  store: ["chat", harmless.falseOnly("completions are not stored")],
+  store: ["chat", harmless.falseOnly("this server stores no completions")],
   metadata: ["chat", harmless.object()],
-  best_of: ["completions", harmless.oneOnly("one candidate is generated per prompt")],
+  best_of: ["completions", harmless.oneOnly("one candidate is generated per request")],
   echo: ["completions", harmless.falseOnly("the prompt is not echoed")],
   suffix: ["completions", harmless.emptyString("there is no insertion mode")],
 };
 
+// unknownField is the Worker's refusal of a field it does not know.
+function unknownField(p) { return bad(p, `unknown field ${p}: this API does not implement it`); }
+
+// checkFields refuses a field the endpoint does not take, with the Worker's
+// messages (fields.go's checkFields), and a value of a field that is not
+// implemented that is not harmless.
 function checkFields(body, endpoint) {
   if (!isObject(body)) throw bad(null, `the request must be an object, got ${kind(body)}`);
-  for (const [k, v] of Object.entries(body)) {
+  for (const k of Object.keys(body).sort()) {
+    const v = body[k];
     const spec = FIELDS[k];
-    if (!spec || !spec[0].split(" ").includes(endpoint)) throw bad(k, `unknown field ${k} for ${endpoint === "chat" ? "chat.completions" : "completions"}.create`);
-    if (v === null || v === undefined) continue;
+    if (!spec) throw unknownField(k);
+    if (v === null || v === undefined) continue; // null is not given, on any endpoint
+    if (!spec[0].split(" ").includes(endpoint)) {
+      if (endpoint === "chat") {
+        if (k === "prompt") throw bad(k, "chat completions take messages, not prompt");
+        throw bad(k, `${k} is a completions field: chat completions do not take it`);
+      }
+      if (k === "messages") throw bad(k, "completions take prompt, not messages (use chat completions)");
+      if (k === "max_completion_tokens") throw bad(k, "max_completion_tokens is a chat completions field: completions take max_tokens");
+      throw bad(k, `${k} is a chat completions field: completions do not take it`);
+    }
     if (spec[1]) spec[1](v, k);
   }
+}
+
+// nameError is why name is not one of OpenAI's names of schemas and
+// functions (1 to 64 of a-z, A-Z, 0-9, _ and -), or "" (format.go's checkName).
+function nameError(name) {
+  if (name === "" || name.length > 64) return `a name must be 1 to 64 characters (got ${name.length})`;
+  const c = /[^A-Za-z0-9_-]/.exec(name);
+  return c ? `${JSON.stringify(name)} has '${c[0]}': only a-z, A-Z, 0-9, _ and - are allowed` : "";
 }
 
 // logprobsOf reads logprobs and top_logprobs into run() options: chat's
@@ -116,12 +162,12 @@ function logprobsOf(body, endpoint, o) {
   const lp = body.logprobs;
   if (endpoint === "chat") {
     if (lp !== null && lp !== undefined && typeof lp !== "boolean") throw bad("logprobs", `wrong type for logprobs: got ${kind(lp)}, want a boolean`);
-    const n = integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS, 0);
+    const n = integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS, 0, `top_logprobs must be between 0 and ${MAX_TOP_LOGPROBS}`);
     if (n > 0 && lp !== true) throw bad("top_logprobs", 'top_logprobs needs "logprobs": true');
     if (lp === true) { o.logprobs = true; o.topLogprobs = n; }
     return;
   }
-  const n = integer(body, "logprobs", 0, MAX_COMPLETION_LOGPROBS, undefined);
+  const n = integer(body, "logprobs", 0, MAX_COMPLETION_LOGPROBS, undefined, `logprobs must be between 0 and ${MAX_COMPLETION_LOGPROBS}`);
   if (n !== undefined) { o.logprobs = true; o.topLogprobs = n; }
 }
 
@@ -139,15 +185,20 @@ function toolsOf(body, o) {
     if (ts.length > MAX_TOOLS) throw bad("tools", `at most ${MAX_TOOLS} tools are allowed (got ${ts.length})`);
     for (const [i, t] of ts.entries()) {
       const p = `tools[${i}]`;
-      if (!isObject(t)) throw bad(p, `${p} must be a {"type": "function", "function"} object`);
-      for (const k of Object.keys(t)) if (k !== "type" && k !== "function") throw bad(`${p}.${k}`, `unknown field ${p}.${k}`);
+      if (t === null) throw bad(p, `${p} is null: want a {"type": "function", "function"} object`);
+      if (!isObject(t)) throw bad(p, `wrong type for ${p}: got ${kind(t)}, want an object`);
+      for (const k of Object.keys(t).sort()) if (k !== "type" && k !== "function") throw unknownField(`${p}.${k}`);
+      if (t.type != null && typeof t.type !== "string") throw bad(`${p}.type`, `wrong type for ${p}.type: got ${kind(t.type)}, want a string`);
       if (t.type !== "function") throw bad(`${p}.type`, `${p}.type must be "function" (the only kind of tool)`);
       const f = t.function;
-      if (!isObject(f)) throw bad(`${p}.function`, `${p}.function is required: {name, description, parameters}`);
-      for (const k of Object.keys(f)) if (!["name", "description", "parameters", "strict"].includes(k)) throw bad(`${p}.function.${k}`, `unknown field ${p}.function.${k}`);
-      if (typeof f.name !== "string" || !NAME.test(f.name)) throw bad(`${p}.function.name`, `${p}.function.name must be a string of 1 to 64 letters, digits, _ or -`);
-      if (f.description != null && typeof f.description !== "string") throw bad(`${p}.function.description`, `${p}.function.description must be a string`);
-      if (f.strict != null && typeof f.strict !== "boolean") throw bad(`${p}.function.strict`, `${p}.function.strict must be a boolean`);
+      if (f == null) throw bad(`${p}.function`, `${p}.function is required`);
+      if (!isObject(f)) throw bad(`${p}.function`, `wrong type for ${p}.function: got ${kind(f)}, want an object`);
+      for (const k of Object.keys(f).sort()) if (!["name", "description", "parameters", "strict"].includes(k)) throw unknownField(`${p}.function.${k}`);
+      if (f.name == null) throw bad(`${p}.function.name`, `${p}.function.name is required`);
+      if (typeof f.name !== "string") throw bad(`${p}.function.name`, `wrong type for ${p}.function.name: got ${kind(f.name)}, want a string`);
+      if (nameError(f.name)) throw bad(`${p}.function.name`, `${p}.function.name: ${nameError(f.name)}`);
+      if (f.description != null && typeof f.description !== "string") throw bad(`${p}.function.description`, `wrong type for ${p}.function.description: got ${kind(f.description)}, want a string`);
+      if (f.strict != null && typeof f.strict !== "boolean") throw bad(`${p}.function.strict`, `wrong type for ${p}.function.strict: got ${kind(f.strict)}, want a boolean`);
       if (f.parameters != null && !isObject(f.parameters)) throw bad(`${p}.function.parameters`, `wrong type for ${p}.function.parameters: got ${kind(f.parameters)}, want a JSON Schema object`);
       tools.push({ name: f.name, description: f.description ?? "", parameters: f.parameters ?? null });
     }
@@ -171,19 +222,24 @@ function toolsOf(body, o) {
   if (choice.mode !== "none") o.toolChoice = choice; // the engine Worker refuses a choice that needs tools without them
 }
 
-function number(body, k, lo, hi, def) {
+// number reads body[k], a number from lo to hi (open at lo with loOpen);
+// range is the Worker's message for one outside (api.go).
+function number(body, k, lo, hi, def, range, loOpen = false) {
   const v = body[k];
   if (v === null || v === undefined) return def;
   if (typeof v !== "number" || !Number.isFinite(v)) throw bad(k, `wrong type for ${k}: got ${kind(v)}, want a number`);
-  if (v < lo || v > hi) throw bad(k, `${k} must be from ${lo} to ${hi}, got ${v}`);
+  if (v < lo || v > hi || (loOpen && v === lo)) throw bad(k, range);
   return v;
 }
 
-function integer(body, k, lo, hi, def) {
+// integer reads body[k], a whole number from lo to hi; range is the
+// Worker's message for one outside, with " (got N)" after it.
+function integer(body, k, lo, hi, def, range) {
   const v = body[k];
   if (v === null || v === undefined) return def;
-  if (!Number.isInteger(v)) throw bad(k, `wrong type for ${k}: got ${typeof v === "number" ? v : kind(v)}, want an integer`);
-  if (v < lo || v > hi) throw bad(k, `${k} must be from ${lo} to ${hi}, got ${v}`);
+  if (typeof v !== "number") throw bad(k, `wrong type for ${k}: got ${kind(v)}, want an integer`);
+  if (!Number.isInteger(v)) throw bad(k, `${k} must be an integer, not ${v}`);
+  if (v < lo || v > hi) throw bad(k, `${range} (got ${v})`);
   return v;
 }
 
@@ -197,16 +253,26 @@ function randomSeed() {
 function options(body, model, endpoint) {
   const context = model.info ? model.info.context : Infinity;
   const o = {
-    temperature: number(body, "temperature", 0, 2, 1),
-    topP: number(body, "top_p", 0, 1, 1),
-    topK: integer(body, "top_k", 0, Number.MAX_SAFE_INTEGER, 0),
-    minP: number(body, "min_p", 0, 1, 0),
-    seed: integer(body, "seed", 0, Number.MAX_SAFE_INTEGER, undefined) ?? randomSeed(),
+    temperature: number(body, "temperature", 0, 2, 1, "temperature must be between 0 and 2 (0 is greedy)"),
+    topP: number(body, "top_p", 0, 1, 1, "top_p must be in (0, 1]", true),
+    topK: integer(body, "top_k", 0, Number.MAX_SAFE_INTEGER, 0, "top_k must be >= 0 (0 is off)"),
+    minP: number(body, "min_p", 0, 1, 0, "min_p must be in [0, 1]"),
+    seed: integer(body, "seed", 0, Number.MAX_SAFE_INTEGER, undefined, "seed must be from 0 to 2^53-1 here (the JS API's seeds are whole JS numbers)") ?? randomSeed(),
     maxTokens: 0, // until the model ends or the context is full
   };
+  if (body.n !== null && body.n !== undefined) {
+    if (typeof body.n !== "number") throw bad("n", `wrong type for n: got ${kind(body.n)}, want an integer`);
+    if (!Number.isInteger(body.n)) throw bad("n", `n must be an integer, not ${body.n}`);
+    if (body.n !== 1) throw bad("n", "n must be 1: one completion per request");
+  }
   for (const k of endpoint === "chat" ? ["max_completion_tokens", "max_tokens"] : ["max_tokens"]) {
-    const n = integer(body, k, 1, Number.MAX_SAFE_INTEGER, undefined);
-    if (n !== undefined) { o.maxTokens = Math.min(n, context); break; }
+    const v = body[k];
+    if (v === null || v === undefined) continue;
+    if (typeof v !== "number") throw bad(k, `wrong type for ${k}: got ${kind(v)}, want an integer`);
+    if (!Number.isInteger(v)) throw bad(k, `${k} must be an integer, not ${v}`);
+    if (v < 1) throw bad(k, `${k} must be at least 1`);
+    o.maxTokens = Math.min(v, context);
+    break;
   }
   const stop = body.stop;
   if (stop !== null && stop !== undefined) {
@@ -219,24 +285,36 @@ function options(body, model, endpoint) {
   const rf = body.response_format;
   if (rf !== null && rf !== undefined) {
     if (!isObject(rf)) throw bad("response_format", `wrong type for response_format: got ${kind(rf)}, want an object`);
-    switch (rf.type) {
+    for (const k of Object.keys(rf).sort()) if (!["type", "json_schema", "grammar"].includes(k)) throw unknownField(`response_format.${k}`);
+    if (rf.type != null && typeof rf.type !== "string") throw bad("response_format.type", `wrong type for response_format.type: got ${kind(rf.type)}, want a string`);
+    if (rf.type !== "json_schema" && rf.json_schema != null) throw notSupported("response_format.json_schema", 'json_schema goes with "type": "json_schema"', "null");
+    if (rf.type !== "grammar" && rf.grammar != null) throw notSupported("response_format.grammar", 'grammar goes with "type": "grammar"', "null");
+    switch (rf.type ?? "") {
+      case "":
       case "text": break;
       case "json_object": o.json = true; break;
       case "json_schema": {
-        const js = rf.json_schema;
-        if (!isObject(js)) throw bad("response_format.json_schema", "response_format json_schema needs a json_schema object {name, schema}");
-        if (typeof js.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(js.name)) throw bad("response_format.json_schema.name", "json_schema.name must be a string of 1 to 64 letters, digits, _ or -");
+        const js = rf.json_schema, q = "response_format.json_schema";
+        if (js == null) throw bad(q, `${q} is required with "type": "json_schema"`);
+        if (!isObject(js)) throw bad(q, `wrong type for ${q}: got ${kind(js)}, want an object`);
+        for (const k of Object.keys(js).sort()) if (!["name", "description", "schema", "strict"].includes(k)) throw unknownField(`${q}.${k}`);
+        if (js.name == null) throw bad(`${q}.name`, `${q}.name is required`);
+        if (typeof js.name !== "string") throw bad(`${q}.name`, `wrong type for ${q}.name: got ${kind(js.name)}, want a string`);
+        if (nameError(js.name)) throw bad(`${q}.name`, `${q}.name: ${nameError(js.name)}`);
+        if (js.description != null && typeof js.description !== "string") throw bad(`${q}.description`, `wrong type for ${q}.description: got ${kind(js.description)}, want a string`);
+        if (js.strict != null && typeof js.strict !== "boolean") throw bad(`${q}.strict`, `wrong type for ${q}.strict: got ${kind(js.strict)}, want a boolean`);
         if (js.schema === undefined || js.schema === null) o.json = true; // no schema: any JSON
-        else if (isObject(js.schema) || typeof js.schema === "boolean") o.jsonSchema = js.schema;
-        else throw bad("response_format.json_schema.schema", `wrong type for json_schema.schema: got ${kind(js.schema)}, want an object`);
+        else if (isObject(js.schema)) o.jsonSchema = js.schema;
+        else throw bad(`${q}.schema`, `wrong type for ${q}.schema: got ${kind(js.schema)}, want a JSON Schema object`);
         break;
       }
       case "grammar":
-        if (typeof rf.grammar !== "string" || !rf.grammar) throw bad("response_format.grammar", "response_format grammar needs grammar: GBNF source text");
+        if (rf.grammar != null && typeof rf.grammar !== "string") throw bad("response_format.grammar", `wrong type for response_format.grammar: got ${kind(rf.grammar)}, want a string`);
+        if (!rf.grammar) throw bad("response_format.grammar", 'response_format.grammar is required with "type": "grammar": GBNF source text');
         o.grammar = rf.grammar;
         break;
       default:
-        throw bad("response_format.type", `response_format.type must be "text", "json_object", "json_schema" or "grammar", got ${JSON.stringify(rf.type)}`);
+        throw bad("response_format.type", `response_format type ${JSON.stringify(rf.type)} is not supported: use "text", "json_object", "json_schema" or "grammar"`);
     }
   }
   const so = body.stream_options;
@@ -280,20 +358,30 @@ function toolCallsOf(v, p) {
 
 function messages(body) {
   const ms = body.messages;
-  if (!Array.isArray(ms) || ms.length === 0) throw bad("messages", "messages must be a non-empty array of {role, content}");
+  if (ms === null || ms === undefined) throw bad("messages", "messages is required");
+  if (!Array.isArray(ms)) throw bad("messages", 'wrong type for messages: want an array of {"role", "content"} objects');
+  if (ms.length === 0) throw bad("messages", "messages must not be empty");
   return ms.map((m, i) => {
     const p = `messages[${i}]`;
-    if (!isObject(m)) throw bad(p, `${p} must be an object {role, content}`);
-    for (const [k, v] of Object.entries(m)) {
+    if (m === null) throw bad(p, `${p} is null: want a {"role", "content"} object`);
+    if (!isObject(m)) throw bad(p, `wrong type for ${p}: got ${kind(m)}, want an object`);
+    // A message as a completion returned it ({role, content, refusal: null, annotations: []}) is taken back as it is.
+    const nullOnly = { audio: "there is no audio", function_call: NO_FUNCTIONS, refusal: "a refusal is not part of the chat format" };
+    for (const k of Object.keys(m).sort()) {
+      const v = m[k];
       if (k === "role" || k === "content" || k === "name" || k === "tool_calls" || k === "tool_call_id") continue;
-      // A message as a completion returned it ({role, content, refusal: null}) is taken back as it is.
-      if (v === null || v === undefined || (Array.isArray(v) && !v.length)) continue;
-      if (k === "function_call") throw bad(`${p}.${k}`, `${p}.${k}: ${NO_FUNCTIONS}`);
-      throw bad(`${p}.${k}`, `unknown field ${p}.${k}`);
+      if (k === "annotations") {
+        if (v != null && !(Array.isArray(v) && !v.length)) throw notSupported(`${p}.${k}`, "annotations are not part of the chat format", "[]");
+        continue;
+      }
+      if (!Object.hasOwn(nullOnly, k)) throw unknownField(`${p}.${k}`);
+      if (v !== null && v !== undefined) throw notSupported(`${p}.${k}`, nullOnly[k], "null");
     }
-    if (m.name !== undefined && m.name !== null && typeof m.name !== "string") throw bad(`${p}.name`, `${p}.name must be a string`);
+    if (m.name !== undefined && m.name !== null && typeof m.name !== "string") throw bad(`${p}.name`, `wrong type for ${p}.name: got ${kind(m.name)}, want a string`);
+    if (m.role != null && typeof m.role !== "string") throw bad(`${p}.role`, `wrong type for ${p}.role: got ${kind(m.role)}, want a string`);
+    if (!m.role) throw bad(`${p}.role`, `${p}.role is required`);
     const role = ROLES[m.role];
-    if (!role) throw bad(`${p}.role`, `${p}.role must be "system", "developer", "user", "assistant" or "tool", got ${JSON.stringify(m.role)}${m.role === "function" ? ` (${NO_FUNCTIONS})` : ""}`);
+    if (!role) throw bad(`${p}.role`, `${p}.role ${JSON.stringify(m.role)} is not supported: use system, user, assistant or tool`);
     const out = { role };
     if (m.tool_calls != null && !(Array.isArray(m.tool_calls) && !m.tool_calls.length)) {
       if (role !== "assistant") throw bad(`${p}.tool_calls`, `${p}.tool_calls: only an assistant message has tool_calls`);
@@ -310,11 +398,19 @@ function messages(body) {
     if (content === null && out.toolCalls) content = ""; // an assistant's calls with no text
     if (Array.isArray(content)) {
       content = content.map((part, j) => {
-        if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") throw bad(`${p}.content[${j}]`, `${p}.content[${j}] must be a text part {type: "text", text}: the model reads text only`);
+        const q = `${p}.content[${j}]`; // the Worker's checks (api.go's messageContent)
+        if (part === null) throw bad(q, `${q} is null: want a {"type": "text", "text"} part`);
+        if (!isObject(part)) throw bad(q, `wrong type for ${q}: got ${kind(part)}, want an object`);
+        if (part.type != null && typeof part.type !== "string") throw bad(`${q}.type`, `wrong type for ${q}.type: got ${kind(part.type)}, want a string`);
+        if (part.type !== "text") throw bad(`${q}.type`, `${q}: only text parts are supported (got type ${part.type == null ? "none" : JSON.stringify(part.type)})`);
+        for (const k of Object.keys(part).sort()) if (k !== "type" && k !== "text") throw unknownField(`${q}.${k}`);
+        if (part.text == null) throw bad(`${q}.text`, `${q}.text is required`);
+        if (typeof part.text !== "string") throw bad(`${q}.text`, `wrong type for ${q}.text: got ${kind(part.text)}, want a string`);
         return part.text;
       }).join("");
     }
-    if (typeof content !== "string") throw bad(`${p}.content`, `${p}.content must be a string or an array of text parts, got ${kind(content)}`);
+    if (content === null || content === undefined) content = ""; // not given is ""
+    if (typeof content !== "string") throw bad(`${p}.content`, `wrong type for ${p}.content: got ${kind(content)}, want a string or an array of text parts`);
     out.content = content;
     return out;
   });
@@ -325,7 +421,8 @@ function prompts(body) {
   if (typeof p === "string") return [p];
   if (Array.isArray(p) && p.length && p.every((s) => typeof s === "string")) return p;
   if (Array.isArray(p) && p.length && p.every((s) => typeof s === "number" || Array.isArray(s))) throw bad("prompt", "token-id prompts are not supported: give the prompt as text");
-  throw bad("prompt", `prompt must be a string or a non-empty array of strings, got ${kind(p)}`);
+  if (p === null || p === undefined) throw bad("prompt", "prompt is required");
+  throw bad("prompt", `wrong type for prompt: got ${kind(p)}, want a string or an array of strings`);
 }
 
 function makeId(prefix) {
@@ -367,6 +464,9 @@ function signals(body, opts) {
   };
 }
 
+// RUN_PARAMS: the request field of each run() option the engine may blame.
+const RUN_PARAMS = { jsonSchema: "response_format.json_schema.schema", grammar: "response_format.grammar", maxTokens: "max_tokens" };
+
 // runAll runs one request: its inputs (a prompt or a conversation each) one
 // after another, each as a choice. It delivers events to onEvent:
 // {type: "token", index, text, calls, logprobs} for each engine token that
@@ -382,7 +482,14 @@ async function runAll(model, inputs, o, sig, onEvent) {
     const onToken = (t) => {
       if (t.text || t.calls || t.logprobs) onEvent({ type: "token", index, text: t.text || "", calls: t.calls || [], logprobs: t.logprobs || [] });
     };
-    const stats = await model.run(input, { ...o, signal: sig.ctl.signal, onToken });
+    let stats;
+    try {
+      stats = await model.run(input, { ...o, signal: sig.ctl.signal, onToken });
+    } catch (e) {
+      // The engine names run()'s options; the request's fields are OpenAI's.
+      if (e instanceof BadRequestError && Object.hasOwn(RUN_PARAMS, e.param)) throw new BadRequestError(e.message, RUN_PARAMS[e.param], { cause: e });
+      throw e;
+    }
     if (stats.stop === "stopped" && sig.aborted()) throw new AbortError();
     all.push(stats);
     onEvent({ type: "end", index, finish: FINISH[stats.stop] || "stop", stats });
@@ -420,19 +527,33 @@ async function complete(model, inputs, o, sig, id) {
 }
 
 // legacyLogprobs is completions' logprobs for entries (chat's shape):
-// {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset};
-// text_offset counts UTF-16 units of the completion's text (the prompt is
-// not echoed) before each token's first whole character.
-function legacyLogprobs(entries, state = { offset: 0, dec: new TextDecoder() }) {
+// {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset},
+// as the Worker's (openai.LegacyLogprobs). text_offset counts Unicode code
+// points from the start of the prompt (as OpenAI's; the prompt is not
+// echoed) to each token's text; a token that ends inside a character moves
+// the offset on only when a later token completes it. Of two alternatives
+// with one text, top_logprobs keeps the likelier.
+function legacyLogprobs(entries, state) {
   const out = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   for (const e of entries) {
+    const top = {};
+    for (const t of e.top_logprobs) if (!Object.hasOwn(top, t.token)) top[t.token] = t.logprob;
     out.tokens.push(e.token);
     out.token_logprobs.push(e.logprob);
-    out.top_logprobs.push(Object.fromEntries(e.top_logprobs.map((t) => [t.token, t.logprob])));
+    out.top_logprobs.push(top);
     out.text_offset.push(state.offset);
-    state.offset += state.dec.decode(new Uint8Array(e.bytes), { stream: true }).length;
+    state.offset += codePoints(state.dec.decode(new Uint8Array(e.bytes), { stream: true }));
   }
   return out;
+}
+
+// offsetState is where a completion of prompt starts its text_offset.
+function offsetState(prompt) { return { offset: codePoints(prompt), dec: new TextDecoder() }; }
+
+function codePoints(s) {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
 }
 
 // stream runs a request as an async iterable of the chunks shape(event)
@@ -555,7 +676,7 @@ export class Completions {
     if (body.stream) {
       const withUsage = !!(body.stream_options && body.stream_options.include_usage);
       const extra = withUsage ? { usage: null } : {};
-      const states = inputs.map(() => ({ offset: 0, dec: new TextDecoder() }));
+      const states = inputs.map(offsetState);
       const shape = (e) => {
         if (e.type === "token" && !e.text && !e.logprobs.length) return [];
         const lp = o.logprobs ? legacyLogprobs(e.type === "token" ? e.logprobs : [], states[e.index]) : null;
@@ -566,7 +687,7 @@ export class Completions {
     const r = await complete(this._model, inputs, o, sig, id);
     return {
       ...head,
-      choices: r.texts.map((text, index) => ({ index, text, logprobs: o.logprobs ? legacyLogprobs(r.logprobs[index]) : null, finish_reason: r.finishes[index], ...stopReason(r.reasons[index]) })),
+      choices: r.texts.map((text, index) => ({ index, text, logprobs: o.logprobs ? legacyLogprobs(r.logprobs[index], offsetState(inputs[index])) : null, finish_reason: r.finishes[index], ...stopReason(r.reasons[index]) })),
       usage: usage(r.stats),
     };
   }

@@ -269,7 +269,11 @@ export interface ChoiceLogprobs {
   content: ChatCompletionTokenLogprob[];
   refusal: null;
 }
-/** Completions' (legacy) logprobs; text_offset counts UTF-16 units of the completion's text. */
+/**
+ * Completions' (legacy) logprobs, as the Worker's: per token its text, log probability and up to
+ * `logprobs` alternatives (of two with one text, the likelier); text_offset counts Unicode code
+ * points from the start of the prompt (as OpenAI's; the prompt is not echoed).
+ */
 export interface CompletionLogprobs {
   tokens: string[];
   token_logprobs: number[];
@@ -280,7 +284,7 @@ export interface CompletionLogprobs {
 export type ResponseFormat =
   | { type: "text" }
   | { type: "json_object" }
-  | { type: "json_schema"; json_schema: { name: string; schema?: object | boolean; strict?: boolean | null; description?: string } }
+  | { type: "json_schema"; json_schema: { name: string; schema?: object; strict?: boolean | null; description?: string } }
   /** An extension (as web-llm's): output constrained by a GBNF grammar. */
   | { type: "grammar"; grammar: string };
 

@@ -264,7 +264,7 @@ func hostileCases() []hostileCase {
 		{"4,500 nested arrays", cmpl, nest(4500, "[", "]", ""), "a", "the limit is 64 levels"},
 		{"5,000 nested objects", cmpl, nest(5000, `{"a":`, "}", "1"), "a", "the limit is 64 levels"},
 		{"nested messages", chat, `{"messages":[{"role":"user","content":` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}]}`, "messages", "the limit is 64 levels"},
-		{"logprobs", cmpl, `{"prompt":"Once","logprobs":5}`, "logprobs", "not supported"},
+		{"logprobs 6", cmpl, `{"prompt":"Once","logprobs":6}`, "logprobs", "between 0 and 5"},
 		{"top_logprobs 21", chat, `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}`, "top_logprobs", "between 0 and 20"},
 		{"echo", cmpl, `{"prompt":"Once","echo":true}`, "echo", "not supported"},
 		{"best_of", cmpl, `{"prompt":"Once","best_of":3}`, "best_of", "not supported"},

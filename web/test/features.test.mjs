@@ -110,9 +110,14 @@ test("logprobs and top_logprobs: OpenAI's shapes, streamed and not, equal to the
     const natTop = ref.logprobs[i].top.map((t) => t.logprob);
     const ours = Object.values(lp.top_logprobs[i]).sort((a, b) => b - a);
     for (let k = 0; k < ours.length; k++) assert.ok(Math.abs(ours[k] - natTop[k]) < 1e-3, `token ${i} alternative ${k}`);
-    assert.ok(i === 0 || lp.text_offset[i] >= lp.text_offset[i - 1]);
   }
-  assert.equal(lp.text_offset[0], 0);
+  // text_offset: code points from the start of the prompt (OpenAI's, and the Worker's), each token's text after the one before.
+  let at = [...prompt].length;
+  for (let i = 0; i < n; i++) {
+    assert.equal(lp.text_offset[i], at, `token ${i}`);
+    at += [...lp.tokens[i]].length;
+  }
+  assert.equal(lp.tokens.join(""), r.cmpl.choices[0].text);
   t.diagnostic(`largest difference from the native logprobs: ${Math.max(...lp.token_logprobs.map((x, i) => Math.abs(x - ref.logprobs[i].logprob)))}; first tokens ${JSON.stringify(lp.tokens.slice(0, 4))} ${JSON.stringify(lp.token_logprobs.slice(0, 4))}`);
   const sLp = r.cmplChunks.filter((ch) => ch.choices.length && ch.choices[0].logprobs).map((ch) => ch.choices[0].logprobs);
   assert.deepEqual(sLp.flatMap((l) => l.token_logprobs), lp.token_logprobs);

@@ -158,7 +158,7 @@ test("bad requests are refused with a BadRequestError naming the field; harmless
     ["chat", { messages: [] }, "messages"],
     ["chat", {}, "messages"],
     ["chat", { messages: [{ role: "function", content: "x" }] }, "messages[0].role"],
-    ["chat", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }, "messages[0].content[0]"],
+    ["chat", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }, "messages[0].content[0].type"],
     ["chat", { messages: [{ role: "user", content: 5 }] }, "messages[0].content"],
     ["chat", { messages: [{ role: "assistant", content: "", tool_calls: [{ id: "1" }] }] }, "messages[0].tool_calls[0].function"],
     ["chat", { messages: [{ role: "user", content: "x", colour: "red" }] }, "messages[0].colour"],
@@ -181,6 +181,19 @@ test("bad requests are refused with a BadRequestError naming the field; harmless
     { endpoint: "completions", body: { prompt: "x", max_tokens: 2, echo: false, best_of: 1, logprobs: null, suffix: null, response_format: { type: "text" } } },
   ]);
   assert.deepEqual(ok, [{ finish: "length" }, { finish: "length" }, { finish: "length" }]);
+  assert.deepEqual(errors, []);
+});
+
+test("the shared table of bad requests (wasm/cloudflare/internal/server/testdata): the Worker's param and message, word for word", async () => {
+  const cases = JSON.parse(readFileSync(join(root, "wasm", "cloudflare", "internal", "server", "testdata", "bad-requests.json"), "utf8"));
+  assert.ok(cases.length >= 40, `${cases.length} cases`);
+  const r = await page.evaluate((b) => window.refusals(b), cases.map(({ endpoint, body }) => ({ endpoint, body })));
+  for (const [i, c] of cases.entries()) {
+    const e = r[i];
+    const what = `${c.endpoint} ${JSON.stringify(c.body)}`;
+    assert.ok(e.bad && e.name === "BadRequestError" && e.code === "bad_request", `${what}: ${JSON.stringify(e)}`);
+    assert.deepEqual({ param: e.param, message: e.message }, { param: c.param, message: c.message }, what);
+  }
   assert.deepEqual(errors, []);
 });
 

@@ -35,7 +35,9 @@ test("npm pack ships the JS API, its types and the built engine, and nothing els
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   assert.equal(packed.name, pkg.name);
   const files = packed.files.map((f) => f.path).sort();
-  for (const f of ["package.json", "README.md", "web/picolm.js", "web/picolm.d.ts", "web/errors.js", "web/openai.js", "web/worker.js",
+  assert.equal(pkg.license, "MIT");
+  assert.match(readFileSync(join(root, "LICENSE"), "utf8"), /^MIT License\n/);
+  for (const f of ["package.json", "README.md", "LICENSE", "web/picolm.js", "web/picolm.d.ts", "web/errors.js", "web/openai.js", "web/worker.js",
     "build/worker.wasm", "build/worker-relaxed.wasm", "build/wasm_exec.js", "wasm/internal/defaultmodel/LICENSE.stories260K"]) {
     assert.ok(files.includes(f), `${f} is not in the package: ${files.join(", ")}`);
   }

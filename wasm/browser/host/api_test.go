@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"errors"
+	"github.com/picolm/picolm-wasm/engine/grammar"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 	"github.com/picolm/picolm-wasm/engine/chat"
 )
 
-func builtin(t *testing.T) *Worker {
+func builtin(t testing.TB) *Worker {
 	t.Helper()
 	w := New()
 	if _, err := w.LoadDefault(); err != nil {
@@ -58,7 +59,7 @@ func TestGrammarAndSchema(t *testing.T) {
 		}
 	}
 	schema := `{"type":"object","properties":{"n":{"type":"integer"},"ok":{"type":"boolean"}},"required":["n","ok"],"additionalProperties":false}`
-	var first any
+	var first *grammar.GBNF
 	for seed := uint64(1); seed <= 4; seed++ {
 		got, d := collect(t, w, GenerateRequest{Prompt: "Once upon a time", MaxTokens: 64, Temperature: 1, Seed: seed, JSONSchema: schema})
 		var v struct {
@@ -71,9 +72,10 @@ func TestGrammarAndSchema(t *testing.T) {
 		if err := dec.Decode(&v); err != nil || v.N == nil || v.OK == nil || strings.ContainsAny(v.N.String(), ".eE") {
 			t.Errorf("seed %d: %q is not an instance (%v, %+v)", seed, got, err, d)
 		}
+		g, _ := w.grams.Lookup("schema\x00" + schema)
 		if seed == 1 {
-			first = w.gram
-		} else if w.gram != first {
+			first = g
+		} else if g != first || g == nil {
 			t.Errorf("seed %d: the schema was compiled again", seed)
 		}
 	}

@@ -11,18 +11,26 @@ import (
 )
 
 // ParamError is a bad request blamed on one field of the JS API's request
-// (Param, in OpenAI's naming: "tools[0].function.parameters"). It wraps
-// ErrBadParams.
+// (Param, in OpenAI's naming: "tools[0].function.parameters", or run()'s
+// option: "jsonSchema", "grammar"). It wraps ErrBadParams (or another
+// error). Msg, when set, is the whole message (the Cloudflare Worker's for
+// the same request); otherwise the message is Err's.
 type ParamError struct {
 	Param string
+	Msg   string
 	Err   error
 }
 
-func (e *ParamError) Error() string { return e.Err.Error() }
+func (e *ParamError) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
+	return e.Err.Error()
+}
 func (e *ParamError) Unwrap() error { return e.Err }
 
 func badParam(param, format string, args ...any) error {
-	return &ParamError{Param: param, Err: fmt.Errorf("%w: %s", ErrBadParams, fmt.Sprintf(format, args...))}
+	return &ParamError{Param: param, Msg: fmt.Sprintf(format, args...), Err: ErrBadParams}
 }
 
 // Param is the field a bad request is blamed on ("" when none is).
@@ -55,58 +63,88 @@ type Logprob struct {
 
 // toolGrammar checks r's tools and returns the grammar of its calls: nil
 // when the reply cannot call any (no tools, tool_choice "none", or "auto"
-// with no tools), as the Cloudflare Worker decides it.
+// with no tools), as the Cloudflare Worker decides it. A tool set and choice
+// seen before (w.grams: kept only once every check passed) is not checked
+// or compiled again.
 func (w *Worker) toolGrammar(r *GenerateRequest) (*grammar.GBNF, error) {
 	if len(r.Tools) > MaxTools {
 		return nil, badParam("tools", "at most %d tools are allowed (got %d)", MaxTools, len(r.Tools))
 	}
-	seen := map[string]bool{}
-	for i, t := range r.Tools {
-		if seen[t.Name] {
-			return nil, badParam(fmt.Sprintf("tools[%d].function.name", i), "two tools are named %q", t.Name)
-		}
-		seen[t.Name] = true
-		if err := chat.CheckTool(t); err != nil {
-			return nil, badParam(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d] (%s) cannot be used: %v", i, t.Name, err)
-		}
-	}
 	c := r.ToolChoice
-	calls, err := c.Calls(r.Tools)
-	switch {
-	case errors.Is(err, chat.ErrUnknownFunction):
-		return nil, badParam("tool_choice.function.name", "%s", strings.TrimPrefix(err.Error(), chat.ErrUnknownFunction.Error()+": "))
-	case err != nil:
-		return nil, badParam("tool_choice", "%s", strings.TrimPrefix(err.Error(), chat.ErrNeedsTools.Error()+": "))
-	case !calls: // "none", or "auto" with no tools
-		return nil, nil
+	var key strings.Builder
+	fmt.Fprintf(&key, "tools\x00%s\x00%v\x00%s", c.Mode, c.Parallel, c.Function)
+	for _, t := range r.Tools {
+		key.WriteString("\x00" + t.Name + "\x00" + string(t.Parameters))
+	}
+	g, ok := w.grams.Lookup(key.String())
+	if !ok {
+		seen := map[string]bool{}
+		for i, t := range r.Tools {
+			if seen[t.Name] {
+				return nil, badParam(fmt.Sprintf("tools[%d].function.name", i), "two tools are named %q", t.Name)
+			}
+			seen[t.Name] = true
+			if err := chat.CheckTool(t); err != nil {
+				return nil, badParam(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d].function.parameters cannot be used: %s", i, strings.TrimPrefix(err.Error(), chat.ErrTools.Error()+": "))
+			}
+		}
+		calls, err := c.Calls(r.Tools)
+		switch {
+		case errors.Is(err, chat.ErrUnknownFunction):
+			return nil, badParam("tool_choice.function.name", "%s", strings.TrimPrefix(err.Error(), chat.ErrUnknownFunction.Error()+": "))
+		case err != nil:
+			return nil, badParam("tool_choice", "%s", strings.TrimPrefix(err.Error(), chat.ErrNeedsTools.Error()+": "))
+		case !calls: // "none", or "auto" with no tools
+			return nil, nil
+		}
 	}
 	if r.JSON || r.Grammar != "" || r.JSONSchema != "" {
 		return nil, badParam("response_format", "response_format json_object or json_schema, or a grammar, cannot constrain a reply that may call tools: send tool_choice \"none\" with them")
 	}
-	key := fmt.Sprintf("tools\x00%s\x00%v\x00%s", c.Mode, c.Parallel, c.Function)
-	for _, t := range r.Tools {
-		key += "\x00" + t.Name + "\x00" + string(t.Parameters)
-	}
-	if w.gram != nil && w.gramSrc == key {
-		return w.gram, nil
+	if ok {
+		return g, nil
 	}
 	g, err := chat.ToolGrammar(r.Tools, c)
 	if err != nil {
 		return nil, badParam("tools", "the tools cannot be called: %v", err)
 	}
-	w.gramSrc, w.gram = key, g
+	w.grams.Put(key.String(), g)
 	return g, nil
 }
 
-// logprob is the entry of token id from lp as the engine filled it.
-func (w *Worker) logprob(id int, lp *engine.Logprobs) Logprob {
-	tok, b := w.model.TokenText(id)
-	e := Logprob{LogprobAlt: LogprobAlt{Token: tok, Logprob: finiteLogprob(lp.Logprob), Bytes: b}, Top: make([]LogprobAlt, len(lp.Top))}
-	for i, t := range lp.Top {
-		tok, b := w.model.TokenText(t.ID)
-		e.Top[i] = LogprobAlt{Token: tok, Logprob: finiteLogprob(t.Logprob), Bytes: b}
+// logprob fills w.lps[i], growing it as needed, with the entry of token
+// id from lp as the engine filled it. Entries and their Top slices are
+// reused from token to token, and token texts come from w.tokenTexts: no
+// allocation once the buffers have grown.
+func (w *Worker) logprob(i, id int, lp *engine.Logprobs) {
+	if i == len(w.lps) {
+		w.lps = append(w.lps, Logprob{})
 	}
-	return e
+	e := &w.lps[i]
+	e.LogprobAlt = w.tokenText(id)
+	e.Logprob = finiteLogprob(lp.Logprob)
+	e.Top = e.Top[:0]
+	for _, t := range lp.Top {
+		a := w.tokenText(t.ID)
+		a.Logprob = finiteLogprob(t.Logprob)
+		e.Top = append(e.Top, a)
+	}
+}
+
+// tokenText is token id's text and bytes (engine.Model.TokenText), kept
+// for the model's lifetime once met.
+func (w *Worker) tokenText(id int) LogprobAlt {
+	if w.tokenTexts == nil {
+		w.tokenTexts = make([]LogprobAlt, w.model.Config.VocabSize)
+	}
+	t := &w.tokenTexts[id]
+	if t.Bytes == nil {
+		t.Token, t.Bytes = w.model.TokenText(id)
+		if t.Bytes == nil {
+			t.Bytes = []int{}
+		}
+	}
+	return *t
 }
 
 // finiteLogprob is a log probability JSON can hold: -Inf (a probability

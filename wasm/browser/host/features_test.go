@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -135,7 +136,10 @@ func TestLogprobs(t *testing.T) {
 	var lps []Logprob
 	text := ""
 	d, err := w.Generate(GenerateRequest{Prompt: "Once upon a time", MaxTokens: 24, Logprobs: true, TopLogprobs: 5}, func(tk Token) bool {
-		lps = append(lps, tk.Logprobs...)
+		for _, e := range tk.Logprobs { // the Token's buffers are reused: copy
+			e.Top = append([]LogprobAlt(nil), e.Top...)
+			lps = append(lps, e)
+		}
 		text += tk.Text
 		return true
 	})
@@ -247,6 +251,59 @@ func TestToolRefusals(t *testing.T) {
 		_, err := w.Generate(c.r, func(Token) bool { return true })
 		if !errors.Is(err, ErrBadParams) || Param(err) != c.param || Code(err) != CodeBadRequest {
 			t.Errorf("%+v: %v (param %q), want a bad request on %s", c.r, err, Param(err), c.param)
+		}
+	}
+}
+
+// The per-token path of the logprobs and tool-call replies (text through
+// the stop sequences, log-probability entries with their alternatives,
+// chat.ToolStream's pieces) allocates at most the token's text as a string
+// of its own (a caller may keep a Token's strings; chat.ToolStream.Push takes
+// one): the same request run a second time (buffers grown, the matcher's
+// caches warm) makes at most one allocation per token between its fifth
+// Token and its last (runtime.MemStats.Mallocs, read in emit), where each
+// log-probability entry and its alternatives used to make several. The
+// engine's own per-token path is engine.TestForwardAllocatesNothing's.
+func TestGenerateAllocatesNothingPerToken(t *testing.T) {
+	w := builtin(t)
+	echo := chat.Tool{Name: "echo", Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)}
+	msgs := []chat.Message{{Role: "user", Content: "Tell me a long story about a cat."}}
+	for _, c := range []struct {
+		what     string
+		perToken uint64 // allocations allowed per token
+		r        GenerateRequest
+	}{
+		{"logprobs, top 5, a stop sequence", 1, GenerateRequest{Prompt: "Once upon a time", MaxTokens: 200, Logprobs: true, TopLogprobs: 5, Stop: []string{"never in this story"}}},
+		{"a tool call", 1, GenerateRequest{Messages: msgs, MaxTokens: 200, Tools: []chat.Tool{echo}, ToolChoice: chat.ToolChoice{Mode: "function", Function: "echo"}, Temperature: 1, TopP: 1, Seed: 3}},
+		{"a tool call with logprobs", 1, GenerateRequest{Messages: msgs, MaxTokens: 200, Tools: []chat.Tool{echo}, ToolChoice: chat.ToolChoice{Mode: "function", Function: "echo"}, Temperature: 1, TopP: 1, Seed: 3, Logprobs: true, TopLogprobs: 3}},
+	} {
+		var first, last runtime.MemStats
+		var from, to int // the Count of the fifth Token and of the last
+		run := func() {
+			n := 0
+			w.sess.Rewind(0) // the same prefill each time
+			if _, err := w.Generate(c.r, func(tk Token) bool {
+				if n++; n == 5 {
+					runtime.ReadMemStats(&first)
+					from = tk.Count
+				} else if n > 5 {
+					runtime.ReadMemStats(&last)
+					to = tk.Count
+				}
+				return true
+			}); err != nil {
+				t.Fatalf("%s: %v", c.what, err)
+			}
+		}
+		run()
+		run()
+		mallocs := last.Mallocs - first.Mallocs
+		t.Logf("%s: %d allocations over tokens %d to %d", c.what, mallocs, from, to)
+		if to-from < 20 {
+			t.Fatalf("%s: tokens %d to %d: too few to measure", c.what, from, to)
+		}
+		if mallocs > c.perToken*uint64(to-from) {
+			t.Errorf("%s: %d allocations over tokens %d to %d, at most %d per token allowed", c.what, mallocs, from, to, c.perToken)
 		}
 	}
 }

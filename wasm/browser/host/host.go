@@ -18,6 +18,7 @@ import (
 	"io"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
@@ -107,7 +108,10 @@ type GenerateRequest struct {
 	TopLogprobs int
 }
 
-// Token is the reply for one generated token.
+// Token is the reply for one generated token. Its slices (Calls, Logprobs
+// and their Top) are the host's buffers, reused for the next token: they
+// are valid until emit returns, so copy what is kept (the bridge turns them
+// into JS values at once). Its strings are its own.
 type Token struct {
 	Text         string           // complete UTF-8 text the token adds (may be empty)
 	Calls        []chat.ToolEvent // pieces of tool calls the token completes (Call true: a name first, then arguments)
@@ -190,14 +194,30 @@ type Worker struct {
 	running atomic.Bool
 	stop    atomic.Bool
 
-	// the last compiled grammar, by its source (a chat reusing one schema
-	// compiles it once, and the session keeps its matcher)
-	gramSrc string
-	gram    *grammar.GBNF
+	// textBuf, lps and tokenTexts are the per-token path's buffers: a
+	// Token's text and log-probability entries (reused token after token),
+	// and the text and bytes of each token id met in logprobs (made once per
+	// model, on first use).
+	textBuf    []byte
+	lps        []Logprob
+	tokenTexts []LogprobAlt
+
+	// grams are the compiled grammars of recent schemas, grammars and tool
+	// sets, by their source (a page that goes back to one compiles it once,
+	// and the session keeps its matcher while it generates under it).
+	grams *grammar.Cache
 }
 
+// Grammar cache bounds: the grammars kept, and the largest kept.
+const (
+	grammarCacheSize  = 16
+	grammarCacheElems = 1 << 16
+)
+
 // New returns a Worker with no model.
-func New() *Worker { return &Worker{} }
+func New() *Worker {
+	return &Worker{grams: &grammar.Cache{Size: grammarCacheSize, MaxElems: grammarCacheElems}}
+}
 
 // Info returns the loaded model's description and whether one is loaded.
 func (w *Worker) Info() (ModelInfo, bool) { return w.info, w.model != nil }
@@ -422,6 +442,7 @@ func (w *Worker) Unload() {
 	w.buf, w.filled, w.name, w.files = nil, 0, "", Files{}
 	w.file, w.model, w.sess = nil, nil, nil
 	w.info = ModelInfo{}
+	w.tokenTexts = nil // the next model's tokens are others
 }
 
 // Stop asks the running generation to end after the current token. It is
@@ -502,18 +523,19 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	// tok collects what one engine token adds: text (through the stop
 	// sequences) and, with tools, pieces of calls (chat.ToolStream).
 	var tok Token
-	content := func(text string) {
+	tb := w.textBuf[:0] // tok.Text's bytes
+	content := func(b []byte) {
 		if hit {
 			return
 		}
-		out, h := stops.Push([]byte(text))
-		tok.Text += string(out)
+		out, h := stops.Push(b)
+		tb = append(tb, out...)
 		hit = h
 	}
 	var ts *chat.ToolStream
 	event := func(e chat.ToolEvent) {
 		if !e.Call {
-			content(e.Content)
+			content(unsafe.Slice(unsafe.StringData(e.Content), len(e.Content))) // read, not kept
 			return
 		}
 		if e.Name != "" {
@@ -526,15 +548,19 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 	if tools {
 		ts = &chat.ToolStream{}
 	}
+	nlp := 0 // entries of w.lps in this Token
 	send := func() bool {
+		tok.Text = string(tb) // a string of its own (a caller may keep it): the one allocation of a token with text
+		tok.Logprobs = w.lps[:nlp]
 		tok.Count, tok.TokensPerSec = count, perSec(count, time.Since(start))
 		ok := emit(tok)
-		tok = Token{}
+		tok.Text, tok.Calls, tok.Logprobs, tb, nlp = "", tok.Calls[:0], nil, tb[:0], 0
 		if !ok {
 			left = true
 		}
 		return ok
 	}
+	defer func() { w.textBuf = tb[:0] }()
 	st, err := w.sess.Generate(ids, opts, func(id int, b []byte) bool {
 		if hit || left {
 			return false // the decoder's flush after a stop sequence
@@ -542,13 +568,14 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 		if id >= 0 {
 			count++
 			if lp != nil {
-				tok.Logprobs = append(tok.Logprobs, w.logprob(id, lp))
+				w.logprob(nlp, id, lp)
+				nlp++
 			}
 		}
 		if ts != nil {
 			ts.Push(string(b), event)
 		} else {
-			content(string(b))
+			content(b)
 		}
 		if !send() || hit {
 			return false
@@ -566,9 +593,9 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 			ts.Flush(event)
 		}
 		if rest := stops.Flush(); len(rest) > 0 {
-			tok.Text += string(rest)
+			tb = append(tb, rest...)
 		}
-		if tok.Text != "" || len(tok.Calls) > 0 {
+		if len(tb) > 0 || len(tok.Calls) > 0 || nlp > 0 {
 			send()
 		}
 	}
@@ -597,7 +624,8 @@ func (w *Worker) Generate(r GenerateRequest, emit func(Token) bool) (Done, error
 		if errors.Is(err, engine.ErrJSONBudget) || errors.Is(err, engine.ErrGrammarBudget) {
 			// Nothing was generated: say whether max_tokens or the context left no room.
 			if r.MaxTokens > 0 && r.MaxTokens < w.sess.Context()-len(ids) {
-				return d, &ParamError{Param: "max_tokens", Err: fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)}
+				return d, &ParamError{Param: "max_tokens", Msg: "the constrained output cannot be completed: " + err.Error(), // the Worker's message
+					Err: fmt.Errorf("%w: maxTokens %d: %w", ErrBadParams, r.MaxTokens, err)}
 			}
 			return d, fmt.Errorf("%w: %d of %d positions are left after the prompt: %w", engine.ErrContext, w.sess.Context()-len(ids), w.sess.Context(), err)
 		}
@@ -630,24 +658,23 @@ func (w *Worker) grammar(r *GenerateRequest) (*grammar.GBNF, error) {
 	if r.JSON {
 		return nil, fmt.Errorf("%w: JSON mode and a grammar or JSON schema cannot both constrain one generation", ErrBadParams)
 	}
-	key := "gbnf:" + src
+	key := "gbnf\x00" + src
 	if schema {
-		key = "schema:" + src
+		key = "schema\x00" + src
 	}
-	if w.gram != nil && w.gramSrc == key {
-		return w.gram, nil
-	}
-	var g *grammar.GBNF
-	var err error
-	if schema {
-		g, err = grammar.FromJSONSchema([]byte(src))
-	} else {
-		g, err = grammar.ParseGBNF(src)
-	}
+	g, err := w.grams.Get(key, func() (*grammar.GBNF, error) {
+		if schema {
+			return grammar.FromJSONSchema([]byte(src))
+		}
+		return grammar.ParseGBNF(src)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadParams, err)
+		// The Worker's messages; the JS API names the field (response_format's).
+		if schema {
+			return nil, &ParamError{Param: "jsonSchema", Msg: "the schema cannot be used: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrBadParams, err)}
+		}
+		return nil, &ParamError{Param: "grammar", Msg: "the grammar cannot be compiled: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrBadParams, err)}
 	}
-	w.gramSrc, w.gram = key, g
 	return g, nil
 }
 

@@ -314,6 +314,33 @@ test("logprobs: greedy tokens are the most likely, alternatives sorted, streamed
   await badRequest(() => client.chat.completions.create({ ...req, logprobs: false, top_logprobs: 2 }), "top_logprobs", /logprobs/);
 });
 
+test("completions' legacy logprobs (an integer): tokens, token_logprobs, top_logprobs, text_offset, streamed equal to whole", async () => {
+  const prompt = "Once upon a time";
+  const req = { prompt, max_tokens: 20, temperature: 1, seed: 3, logprobs: 3 };
+  const r = await client.completions.create(req);
+  const c = r.choices[0];
+  const lp = c.logprobs;
+  assert.deepEqual(Object.keys(lp).sort(), ["text_offset", "token_logprobs", "tokens", "top_logprobs"]);
+  assert.equal(lp.tokens.length, r.usage.completion_tokens);
+  assert.equal(lp.tokens.join(""), c.text);
+  let at = [...prompt].length; // code points from the start of the prompt, as OpenAI's
+  lp.tokens.forEach((tok, i) => {
+    assert.equal(lp.text_offset[i], at, `token ${i}`);
+    at += [...tok].length;
+    const alts = Object.values(lp.top_logprobs[i]);
+    assert.ok(alts.length >= 1 && alts.length <= 3, JSON.stringify(lp.top_logprobs[i]));
+    assert.ok(lp.token_logprobs[i] <= 0 && lp.token_logprobs[i] <= Math.max(...alts) + 1e-6);
+  });
+  const chunks = [];
+  for await (const chunk of await client.completions.create({ ...req, stream: true })) if (chunk.choices[0]?.logprobs) chunks.push(chunk.choices[0].logprobs);
+  for (const k of ["tokens", "token_logprobs", "top_logprobs", "text_offset"]) assert.deepEqual(chunks.flatMap((l) => l[k]), lp[k], k);
+  // logprobs 0: the tokens' own, no alternatives; none asked: null.
+  const zero = await client.completions.create({ ...req, logprobs: 0 });
+  assert.ok(zero.choices[0].logprobs.top_logprobs.every((t) => Object.keys(t).length === 0));
+  assert.equal((await client.completions.create({ ...req, logprobs: undefined })).choices[0].logprobs, null);
+  await badRequest(() => client.completions.create({ ...req, logprobs: 6 }), "logprobs", /between 0 and 5/);
+});
+
 test("seed: the same seed gives the same output, other seeds other outputs", async () => {
   const ask = async (seed) =>
     (await client.chat.completions.create({ messages: user("Tell me a story"), max_tokens: 32, temperature: 1, seed })).choices[0].message.content;

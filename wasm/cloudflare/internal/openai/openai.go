@@ -3,6 +3,8 @@
 // (internal/apitest, natively and on workerd) decode with them.
 package openai
 
+import "encoding/json"
+
 // Completion is a completions or chat-completions response, or one chunk of
 // a streamed one.
 type Completion struct {
@@ -21,7 +23,7 @@ type Choice struct {
 	Text         *string   `json:"text,omitempty"`    // completions
 	Message      *Message  `json:"message,omitempty"` // chat, whole
 	Delta        *Delta    `json:"delta,omitempty"`   // chat, streamed
-	Logprobs     *Logprobs `json:"logprobs"`          // chat with "logprobs": true; null otherwise
+	Logprobs     *Logprobs `json:"logprobs"`          // chat with "logprobs": true, completions with "logprobs": N; null otherwise
 	FinishReason *string   `json:"finish_reason"`
 	// StopReason is an extension: set when generation ended for a reason
 	// finish_reason cannot say (the grammar allowed no token of the
@@ -60,10 +62,51 @@ type ToolFunction struct {
 	Arguments string `json:"arguments"`
 }
 
-// Logprobs are the log probabilities of a choice's tokens.
+// Logprobs are the log probabilities of a choice's tokens: chat's shape,
+// or with Legacy set completions' (the legacy API's), which is then what
+// the JSON holds.
 type Logprobs struct {
-	Content []TokenLogprob `json:"content"`
-	Refusal []TokenLogprob `json:"refusal"` // always null: there are no refusals
+	Content []TokenLogprob  `json:"content"`
+	Refusal []TokenLogprob  `json:"refusal"` // always null: there are no refusals
+	Legacy  *LegacyLogprobs `json:"-"`
+}
+
+// LegacyLogprobs are a completion's log probabilities in the legacy
+// completions API's shape ("logprobs": N, 0 to 5): per generated token its
+// text, its log probability, its N most likely alternatives as {text:
+// logprob}, and the offset of its text in the prompt and the completion
+// (in Unicode code points, from the start of the prompt, as OpenAI's;
+// the prompt itself is not echoed).
+type LegacyLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float64            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+type plainLogprobs Logprobs
+
+// MarshalJSON writes chat's shape, or Legacy's when set.
+func (l Logprobs) MarshalJSON() ([]byte, error) {
+	if l.Legacy != nil {
+		return json.Marshal(l.Legacy)
+	}
+	return json.Marshal(plainLogprobs(l))
+}
+
+// UnmarshalJSON reads either shape: one with "tokens" into Legacy.
+func (l *Logprobs) UnmarshalJSON(b []byte) error {
+	var probe struct {
+		Tokens json.RawMessage `json:"tokens"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	if probe.Tokens != nil {
+		*l = Logprobs{Legacy: &LegacyLogprobs{}}
+		return json.Unmarshal(b, l.Legacy)
+	}
+	return json.Unmarshal(b, (*plainLogprobs)(l))
 }
 
 // TokenLogprob is one token: its text, its log probability, its bytes

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
@@ -43,11 +44,16 @@ type request struct {
 	Grammar           *string         // extension: GBNF
 	Logprobs          *bool           // chat
 	TopLogprobs       *int            // chat
+	LegacyLogprobs    *int            // completions: "logprobs": N, the alternatives per token (0 to 5)
 	Tools             json.RawMessage // chat: read by parseTools
 	ToolChoice        json.RawMessage // chat: read by parseToolChoice
 	ParallelToolCalls *bool
 	N                 *int
 }
+
+// MaxLegacyLogprobs is the most alternatives per token completions'
+// "logprobs" may ask for (the legacy API's limit).
+const MaxLegacyLogprobs = 5
 
 // apiError is an OpenAI error object with its HTTP status.
 type apiError struct {
@@ -75,6 +81,8 @@ type job struct {
 	tools        bool          // the reply is read for tool calls (chat.ToolStream)
 	logprobs     bool
 	topLogprobs  int
+	legacy       bool // completions' logprobs shape (openai.LegacyLogprobs)
+	promptChars  int  // completions: the prompt's length in code points, where text_offset starts
 	stops        []string
 	stream       bool
 	includeUsage bool
@@ -93,7 +101,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 	if aerr := checkFields(top, isChat); aerr != nil {
 		return nil, aerr
 	}
-	req, aerr := readRequest(top)
+	req, aerr := readRequest(top, isChat)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -160,9 +168,17 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 		}
 	}
 
-	// Log probabilities (chat).
+	// Log probabilities: chat's "logprobs": true with top_logprobs, and
+	// completions' "logprobs": N (the legacy API: N alternatives per token).
 	if req.Logprobs != nil && *req.Logprobs {
 		j.logprobs = true
+	}
+	if req.LegacyLogprobs != nil {
+		n := *req.LegacyLogprobs
+		if n < 0 || n > MaxLegacyLogprobs {
+			return nil, badRequest("logprobs", "logprobs must be between 0 and %d (got %d)", MaxLegacyLogprobs, n)
+		}
+		j.logprobs, j.topLogprobs, j.legacy = true, n, true
 	}
 	if req.TopLogprobs != nil {
 		n := *req.TopLogprobs
@@ -213,6 +229,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request, isChat bool) (*jo
 			return nil, perr
 		}
 		j.prompt = tk.Encode(prompt, true)
+		j.promptChars = utf8.RuneCountInString(prompt)
 	}
 	if n := len(j.prompt); n >= s.cfg.Context {
 		return nil, &apiError{http.StatusBadRequest, "invalid_request_error", map[bool]string{true: "messages", false: "prompt"}[isChat],
@@ -276,7 +293,7 @@ func decodeBody(body []byte) (object, *apiError) {
 }
 
 // readRequest reads the implemented fields with their types.
-func readRequest(o object) (req request, aerr *apiError) {
+func readRequest(o object, isChat bool) (req request, aerr *apiError) {
 	var model *string
 	if model, aerr = o.str("model"); aerr != nil {
 		return req, aerr
@@ -322,7 +339,12 @@ func readRequest(o object) (req request, aerr *apiError) {
 	if req.Grammar, aerr = o.str("grammar"); aerr != nil {
 		return req, aerr
 	}
-	if req.Logprobs, aerr = o.boolean("logprobs"); aerr != nil {
+	if isChat {
+		req.Logprobs, aerr = o.boolean("logprobs")
+	} else {
+		req.LegacyLogprobs, aerr = o.intValue("logprobs")
+	}
+	if aerr != nil {
 		return req, aerr
 	}
 	if req.TopLogprobs, aerr = o.intValue("top_logprobs"); aerr != nil {
@@ -349,7 +371,7 @@ func parsePrompt(raw json.RawMessage) (string, *apiError) {
 		}
 		return arr[0], nil
 	}
-	return "", badRequest("prompt", "wrong type for prompt: got %s, want a string or an array of one string", kindOf(raw))
+	return "", badRequest("prompt", "wrong type for prompt: got %s, want a string or an array of strings", kindOf(raw))
 }
 
 func parseStop(raw json.RawMessage, maxStops int) ([]string, *apiError) {
@@ -431,10 +453,11 @@ func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
 // Any other member is refused, but for the harmless values of the ones an
 // assistant message copied from a response carries.
 func readMessageFields(m object, msg *chat.Message) *apiError {
-	if aerr := m.only("role", "content", "name", "refusal", "tool_calls", "tool_call_id", "function_call", "audio"); aerr != nil {
+	if aerr := m.only("role", "content", "name", "refusal", "tool_calls", "tool_call_id", "function_call", "audio", "annotations"); aerr != nil {
 		return aerr
 	}
 	if aerr := m.checkGiven(
+		namedCheck{"annotations", emptyArray("annotations are not part of the chat format")},
 		namedCheck{"audio", nullOnly("there is no audio")},
 		namedCheck{"function_call", nullOnly(noFunctions)},
 		namedCheck{"refusal", nullOnly("a refusal is not part of the chat format")},

@@ -380,6 +380,69 @@ func TestLogprobsAndSeed(t *testing.T) {
 	}
 }
 
+// Completions' legacy "logprobs": N: per token its text, log probability (the
+// chat endpoint's numbers for the same seed), N alternatives as {text:
+// logprob} and the text offset from the start of the prompt; streamed, the
+// same entries with offsets running on across chunks.
+func TestLegacyLogprobs(t *testing.T) {
+	s, _ := newServer(t, Config{})
+	const prompt = "Once upon a time"
+	body := `{"prompt":"` + prompt + `","max_tokens":20,"temperature":1,"seed":5,"logprobs":3}`
+	c := apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", body).Body.Bytes())
+	lp := c.Choices[0].Logprobs
+	if lp == nil || lp.Legacy == nil {
+		t.Fatalf("no legacy logprobs: %+v", c.Choices[0])
+	}
+	l := lp.Legacy
+	n := c.Usage.CompletionTokens
+	if len(l.Tokens) != n || len(l.TokenLogprobs) != n || len(l.TopLogprobs) != n || len(l.TextOffset) != n || n == 0 {
+		t.Fatalf("%d tokens: %+v", n, l)
+	}
+	text := ""
+	for i, tok := range l.Tokens {
+		if l.TextOffset[i] != len([]rune(prompt))+len([]rune(text)) {
+			t.Errorf("token %d: text_offset %d, want %d", i, l.TextOffset[i], len([]rune(prompt))+len([]rune(text)))
+		}
+		text += tok
+		best := math.Inf(-1)
+		for _, v := range l.TopLogprobs[i] {
+			best = math.Max(best, v)
+		}
+		if len(l.TopLogprobs[i]) == 0 || len(l.TopLogprobs[i]) > 3 || l.TokenLogprobs[i] > 0 || l.TokenLogprobs[i] > best {
+			t.Errorf("token %d %q: logprob %v, top %v", i, tok, l.TokenLogprobs[i], l.TopLogprobs[i])
+		}
+	}
+	if text != c.Text() {
+		t.Errorf("tokens %q, text %q", text, c.Text())
+	}
+	raw := do(t, s, "POST", "/v1/completions", body).Body.String()
+	if !strings.Contains(raw, `"token_logprobs":[`) || strings.Contains(raw, `"content":`) {
+		t.Errorf("not the legacy shape: %s", raw)
+	}
+	// Streamed: the chunks' entries, offsets included, are the whole answer's.
+	var streamed openai.LegacyLogprobs
+	for _, ch := range sseChunks(t, do(t, s, "POST", "/v1/completions", strings.Replace(body, `"seed"`, `"stream":true,"seed"`, 1)).Body.Bytes()) {
+		if p := ch.Choices[0].Logprobs; p != nil {
+			streamed.Tokens = append(streamed.Tokens, p.Legacy.Tokens...)
+			streamed.TokenLogprobs = append(streamed.TokenLogprobs, p.Legacy.TokenLogprobs...)
+			streamed.TopLogprobs = append(streamed.TopLogprobs, p.Legacy.TopLogprobs...)
+			streamed.TextOffset = append(streamed.TextOffset, p.Legacy.TextOffset...)
+		}
+	}
+	a, _ := json.Marshal(streamed)
+	b, _ := json.Marshal(l)
+	if !bytes.Equal(a, b) {
+		t.Errorf("streamed\n%s\nwhole\n%s", a, b)
+	}
+	// logprobs 0: the chosen tokens' own, no alternatives.
+	c = apitest.MustCompletion(t, do(t, s, "POST", "/v1/completions", strings.Replace(body, `"logprobs":3`, `"logprobs":0`, 1)).Body.Bytes())
+	for i, top := range c.Choices[0].Logprobs.Legacy.TopLogprobs {
+		if len(top) != 0 {
+			t.Errorf("logprobs 0: token %d has alternatives %v", i, top)
+		}
+	}
+}
+
 // samplingOf is the server's sampling for a temperature and seed (top_p 1).
 func samplingOf(temp float32, seed uint64) sample.Params {
 	return sample.Params{Temperature: temp, TopP: 1, Seed: seed}

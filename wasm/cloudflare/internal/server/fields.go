@@ -251,7 +251,6 @@ type check func(o object, name string) *apiError
 
 const (
 	noFunctions = "the deprecated functions API is not implemented: use tools"
-	noLogprobs  = "completions return no log probabilities (chat completions do)"
 	noStore     = "this server stores no completions"
 )
 
@@ -285,8 +284,8 @@ var fieldSpecs = map[string]fieldSpec{
 	"presence_penalty":  {true, true, zeroPenalty},
 	"logit_bias":        {true, true, emptyObject("the sampler takes no logit biases")},
 	"user":              {true, true, anyString}, // an end-user id for abuse monitoring
-	// logprobs is on both, an integer for completions (not implemented) and
-	// a boolean for chat (implemented): checkFields picks the check.
+	// logprobs is on both: a boolean for chat, an integer (the
+	// alternatives per token) for completions.
 	"logprobs": {true, true, nil},
 	// Completions only.
 	"best_of": {false, true, oneOnly("one candidate is generated per request")},
@@ -324,21 +323,17 @@ func checkFields(o object, chat bool) *apiError {
 			if name == "prompt" {
 				return badRequest("prompt", "chat completions take messages, not prompt")
 			}
-			return badRequest(name, "%s is a completions field: POST /v1/chat/completions does not take it", name)
+			return badRequest(name, "%s is a completions field: chat completions do not take it", name)
 		case !chat && !spec.completions:
 			switch name {
 			case "messages":
-				return badRequest("messages", "completions take prompt, not messages (use /v1/chat/completions)")
+				return badRequest("messages", "completions take prompt, not messages (use chat completions)")
 			case "max_completion_tokens":
 				return badRequest(name, "max_completion_tokens is a chat completions field: completions take max_tokens")
 			}
-			return badRequest(name, "%s is a chat completions field: POST /v1/completions does not take it", name)
+			return badRequest(name, "%s is a chat completions field: completions do not take it", name)
 		}
-		c := spec.harmless
-		if name == "logprobs" && !chat {
-			c = nullOnly(noLogprobs) // completions: any integer asks for some
-		}
-		if c != nil {
+		if c := spec.harmless; c != nil {
 			if aerr := c(o, name); aerr != nil {
 				return aerr
 			}

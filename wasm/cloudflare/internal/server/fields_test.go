@@ -101,8 +101,10 @@ func TestFieldsNotIgnored(t *testing.T) {
 		path, extra, param, says string
 	}{
 		// The issue's list.
-		{cmpl, `"logprobs":5`, "logprobs", "not supported"},
-		{cmpl, `"logprobs":0`, "logprobs", "not supported"},
+		{cmpl, `"logprobs":6`, "logprobs", "between 0 and 5"},
+		{cmpl, `"logprobs":-1`, "logprobs", "between 0 and 5"},
+		{cmpl, `"logprobs":true`, "logprobs", "want an integer"},
+		{cmpl, `"logprobs":1.5`, "logprobs", "must be an integer"},
 		{chat, `"top_logprobs":3`, "top_logprobs", `needs "logprobs": true`},
 		{chat, `"logprobs":true,"top_logprobs":21`, "top_logprobs", "between 0 and 20"},
 		{chat, `"logprobs":true,"top_logprobs":-1`, "top_logprobs", "between 0 and 20"},

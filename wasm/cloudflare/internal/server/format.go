@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/engine/grammar"
@@ -19,20 +18,21 @@ import (
 //	{"type": "json_object"}                              one JSON value (the JSON automaton)
 //	{"type": "json_schema", "json_schema": {"name", "schema", "description", "strict"}}
 //	                                                     JSON valid under schema (engine/grammar's conversion)
-//	"grammar": "root ::= ..."                            a sentence of this GBNF grammar (llama.cpp's extension)
+//	{"type": "grammar", "grammar": "root ::= ..."}       a sentence of this GBNF grammar (extension, as the JS API's)
+//	"grammar": "root ::= ..."                            the same (llama.cpp's extension)
 //
 // A schema or grammar that cannot be compiled is a 400 naming the problem.
 // strict is accepted either way: the output always follows the schema.
 func (s *Server) parseFormat(req request, j *job) *apiError {
 	if req.Grammar != nil {
-		g, err := s.grammars.get("gbnf\x00"+*req.Grammar, func() (*grammar.GBNF, error) { return grammar.ParseGBNF(*req.Grammar) })
+		g, err := s.grammars.Get("gbnf\x00"+*req.Grammar, func() (*grammar.GBNF, error) { return grammar.ParseGBNF(*req.Grammar) })
 		if err != nil {
 			return badRequest("grammar", "the grammar cannot be compiled: %v", err)
 		}
 		j.grammar = g
 	}
 	top := object{m: map[string]json.RawMessage{"response_format": req.ResponseFormat}}
-	rf, given, aerr := top.member("response_format", []string{"type", "json_schema"})
+	rf, given, aerr := top.member("response_format", []string{"type", "json_schema", "grammar"})
 	if aerr != nil || !given {
 		return aerr
 	}
@@ -49,7 +49,29 @@ func (s *Server) parseFormat(req request, j *job) *apiError {
 			return aerr
 		}
 	}
+	if t != "grammar" {
+		if aerr := rf.checkGiven(namedCheck{"grammar", nullOnly(`grammar goes with "type": "grammar"`)}); aerr != nil {
+			return aerr
+		}
+	}
 	switch t {
+	case "grammar":
+		if j.grammar != nil {
+			return badRequest("response_format", "response_format grammar and grammar cannot both be given")
+		}
+		src, aerr := rf.str("grammar")
+		if aerr != nil {
+			return aerr
+		}
+		if src == nil || *src == "" {
+			return badRequest(rf.param("grammar"), "%s is required with \"type\": \"grammar\": GBNF source text", rf.param("grammar"))
+		}
+		g, err := s.grammars.Get("gbnf\x00"+*src, func() (*grammar.GBNF, error) { return grammar.ParseGBNF(*src) })
+		if err != nil {
+			return badRequest(rf.param("grammar"), "the grammar cannot be compiled: %v", err)
+		}
+		j.grammar = g
+		return nil
 	case "", "text":
 		return nil
 	case "json_object":
@@ -60,7 +82,7 @@ func (s *Server) parseFormat(req request, j *job) *apiError {
 		return nil
 	case "json_schema":
 	default:
-		return badRequest("response_format.type", "response_format type %q is not supported: use \"text\", \"json_object\" or \"json_schema\"", t)
+		return badRequest("response_format.type", "response_format type %q is not supported: use \"text\", \"json_object\", \"json_schema\" or \"grammar\"", t)
 	}
 	if j.grammar != nil {
 		return badRequest("response_format", "response_format json_schema and grammar cannot both be given")
@@ -96,7 +118,7 @@ func (s *Server) parseFormat(req request, j *job) *apiError {
 	if schema[0] != '{' {
 		return wrongType(js.param("schema"), schema, "a JSON Schema object")
 	}
-	g, err := s.grammars.get("schema\x00"+compact(schema), func() (*grammar.GBNF, error) { return grammar.FromJSONSchema(schema) })
+	g, err := s.grammars.Get("schema\x00"+compact(schema), func() (*grammar.GBNF, error) { return grammar.FromJSONSchema(schema) })
 	if err != nil {
 		return badRequest(js.param("schema"), "the schema cannot be used: %v", err)
 	}
@@ -215,7 +237,7 @@ func (s *Server) parseTools(req request, j *job) ([]chat.Tool, *apiError) {
 	for _, t := range tools {
 		key += "\x00" + t.Name + "\x00" + compact(t.Parameters)
 	}
-	g, err := s.grammars.get(key, func() (*grammar.GBNF, error) { return chat.ToolGrammar(tools, choice) })
+	g, err := s.grammars.Get(key, func() (*grammar.GBNF, error) { return chat.ToolGrammar(tools, choice) })
 	if err != nil {
 		return nil, badRequest("tools", "the tools cannot be called: %v", err)
 	}
@@ -287,50 +309,4 @@ func parseTool(raw json.RawMessage, param string) (chat.Tool, *apiError) {
 		return t, badRequest(fn.param("parameters"), "%s cannot be used: %v", fn.param("parameters"), strings.TrimPrefix(err.Error(), "tools: "))
 	}
 	return t, nil
-}
-
-// grammarCache keeps the last compiled grammars by their source, so a
-// repeated schema or tool list is compiled once (and a session's matcher
-// for it is kept). Only small grammars are kept (up to grammarCacheElems
-// elements each): a few large ones from hostile requests must not fill the
-// Worker's 128 MB.
-type grammarCache struct {
-	mu    sync.Mutex
-	m     map[string]*grammar.GBNF
-	order []string
-}
-
-const (
-	grammarCacheSize  = 16
-	grammarCacheElems = 1 << 16
-)
-
-func (c *grammarCache) get(key string, compile func() (*grammar.GBNF, error)) (*grammar.GBNF, error) {
-	c.mu.Lock()
-	g, ok := c.m[key]
-	c.mu.Unlock()
-	if ok {
-		return g, nil
-	}
-	g, err := compile()
-	if err != nil {
-		return nil, err
-	}
-	if _, elems := g.Rules(); elems > grammarCacheElems {
-		return g, nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]*grammar.GBNF{}
-	}
-	if _, ok := c.m[key]; !ok {
-		if len(c.order) >= grammarCacheSize {
-			delete(c.m, c.order[0])
-			c.order = c.order[1:]
-		}
-		c.order = append(c.order, key)
-		c.m[key] = g
-	}
-	return g, nil
 }

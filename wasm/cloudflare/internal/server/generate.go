@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
@@ -95,6 +96,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 	} else {
 		ch.Text = &text
+		if j.logprobs {
+			ch.Logprobs = &openai.Logprobs{Legacy: (&legacyOffsets{offset: j.promptChars}).add(lps)}
+		}
 	}
 	c.Choices = []openai.Choice{ch}
 	c.Usage, c.Timings = usageOf(res.stats), timingsOf(res.stats)
@@ -271,6 +275,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine
 		c.Object = "chat.completion.chunk"
 	}
 	var buf []byte
+	offsets := &legacyOffsets{offset: j.promptChars}
 	send := func(v any) bool {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -308,6 +313,9 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine
 		} else {
 			text := p.content
 			ch.Text = &text
+			if j.logprobs && p.lps != nil {
+				ch.Logprobs = &openai.Logprobs{Legacy: offsets.add(p.lps)}
+			}
 		}
 		c.Choices = []openai.Choice{ch}
 		return c
@@ -346,4 +354,44 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, sess *engine
 	if flusher != nil {
 		flusher.Flush()
 	}
+}
+
+// legacyOffsets turns chat's log-probability entries into completions'
+// legacy shape, across the pieces of one completion: offset is the
+// text_offset of the next token (in code points from the start of the
+// prompt), pend the bytes of a character not yet whole (a token may end
+// inside one; the character counts at the token that completes it).
+type legacyOffsets struct {
+	offset int
+	pend   []byte
+}
+
+func (st *legacyOffsets) add(lps []openai.TokenLogprob) *openai.LegacyLogprobs {
+	out := &openai.LegacyLogprobs{
+		Tokens:        make([]string, 0, len(lps)),
+		TokenLogprobs: make([]float64, 0, len(lps)),
+		TopLogprobs:   make([]map[string]float64, 0, len(lps)),
+		TextOffset:    make([]int, 0, len(lps)),
+	}
+	for _, e := range lps {
+		top := make(map[string]float64, len(e.TopLogprobs))
+		for _, t := range e.TopLogprobs {
+			if _, dup := top[t.Token]; !dup { // two tokens with one text: the likelier
+				top[t.Token] = t.Logprob
+			}
+		}
+		out.Tokens = append(out.Tokens, e.Token)
+		out.TokenLogprobs = append(out.TokenLogprobs, e.Logprob)
+		out.TopLogprobs = append(out.TopLogprobs, top)
+		out.TextOffset = append(out.TextOffset, st.offset)
+		for _, b := range e.Bytes {
+			st.pend = append(st.pend, byte(b))
+		}
+		for len(st.pend) > 0 && utf8.FullRune(st.pend) {
+			_, n := utf8.DecodeRune(st.pend)
+			st.pend = st.pend[n:]
+			st.offset++
+		}
+	}
+	return out
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
+	"github.com/picolm/picolm-wasm/engine/grammar"
 )
 
 // Config is the server's limits and identity. Zero fields take the defaults
@@ -58,8 +59,9 @@ type Server struct {
 	cfg  Config
 	pool *sessionPool
 	// grammars are the compiled grammars of recent schemas, grammars and
-	// tool lists (format.go).
-	grammars grammarCache
+	// tool lists (format.go): the 16 most recently used, each of at most
+	// 65,536 elements.
+	grammars *grammar.Cache
 	start    time.Time
 	loaded   time.Duration
 
@@ -74,7 +76,7 @@ func New(m *engine.Model, cfg Config, loadTime time.Duration) (*Server, error) {
 		return nil, errors.New("server: nil model")
 	}
 	cfg = normalize(m, cfg)
-	s := &Server{m: m, cfg: cfg, start: time.Now(), loaded: loadTime}
+	s := &Server{m: m, cfg: cfg, start: time.Now(), loaded: loadTime, grammars: &grammar.Cache{Size: 16, MaxElems: 1 << 16}}
 	s.pool = newSessionPool(m, engine.SessionOptions{Context: cfg.Context, Threads: 1}, cfg.Sessions)
 	// One session up front: the first request then pays for nothing but
 	// its own tokens, and a model too big for the context fails here.
