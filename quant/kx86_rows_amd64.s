@@ -23,7 +23,9 @@
 
 // Offsets of kx86RowsConsts's rows: the VPSHUFB patterns putting byte k in
 // every int16 lane (k < 8), q4KMinShuffle, 0x0f bytes, bytes 1<<b (b < 8),
-// q6KScaleShuffle k (k < 4), 0x03 bytes, 0x20 bytes, iq4Levels.
+// q6KScaleShuffle k (k < 4), 0x03 bytes, 0x20 bytes, iq4Levels, the
+// VPSHUFB patterns putting int16 lane k in every lane, the bit-spreading
+// masks.
 #define C_BYTE 0
 #define C_MIN 256
 #define C_M4 288
@@ -32,6 +34,8 @@
 #define C_M3 704
 #define C_32 736
 #define C_IQ4 768
+#define C_WORD 800
+#define C_SPREAD 1056
 
 // KROWS loads the arguments (as q5_KRows takes them).
 #define KROWS \
@@ -90,7 +94,7 @@
 	VPADDD Y6, acc, acc; \
 	VPADDD Y7, acc, acc
 
-// func q5_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+// func q5_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 //
 // X10 the row's min sum (the reference's summs).
 TEXT ·q5_KRows(SB), NOSPLIT, $0-48
@@ -189,7 +193,7 @@ q5kdone:
 	VPMADDWD Y8, Y6, Y6; \
 	VPADDD Y6, acc, acc
 
-// func q3_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+// func q3_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·q3_KRows(SB), NOSPLIT, $0-48
 	KROWS
 	VMOVDQU C_M3(R13), Y15
@@ -287,7 +291,7 @@ q3kdone:
 	VPMADDWD Y8, Y6, Y6; \
 	VPADDD Y6, acc, acc
 
-// func q2_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+// func q2_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·q2_KRows(SB), NOSPLIT, $0-48
 	KROWS
 	VMOVDQU C_M3(R13), Y15
@@ -352,34 +356,75 @@ q2kdone:
 // of 32 weights, VPSHUFB looks the levels of its nibbles up (the low
 // nibbles' in the low 128-bit half, the high ones' in the high half, as the
 // activations lie), VPMADDUBSW of |y| and the levels with y's sign
-// (VPSIGNB), VPMADDWD by the sub-block's scale-32 (computed in AX).
-// Y14 the levels, R8 scales_l, R10 scales_h.
-// IQ4SUB(j, acc) adds sub-block j's lanes to acc.
-#define IQ4SUB(j, acc) \
-	MOVL R8, AX; \
-	SHRL $(4*j), AX; \
-	ANDL $15, AX; \
-	MOVL R10, BX; \
-	SHRL $(2*j), BX; \
-	ANDL $3, BX; \
-	SHLL $4, BX; \
-	ORL BX, AX; \
-	SUBL $32, AX; \
-	VMOVD AX, X8; \
-	VPBROADCASTW X8, Y8; \
-	VMOVDQU (8+16*j)(SI), X6; \
-	VPSRLW $4, X6, X7; \
-	VINSERTI128 $1, X7, Y6, Y6; \
+// (VPSIGNB), VPMADDWD by the sub-block's scale-32. The eight scales are
+// made once per block: scales_l's nibbles and scales_h's 2-bit fields
+// spread to one byte each by shifts and masks (C_SPREAD), combined, less
+// 32, widened to int16 lanes in both 128-bit halves of Y13; VPSHUFB by
+// C_WORD+32j puts scale j in every lane.
+// Y14 the levels.
+// IQ4PAIR(j, acc1, acc2) adds sub-block j's lanes to acc1 and j+1's to
+// acc2 (j even: their 32 nibble bytes are adjacent).
+#define IQ4PAIR(j, acc1, acc2) \
+	VMOVDQU (8+16*j)(SI), Y6; \
+	VPSRLW $4, Y6, Y7; \
 	VPAND Y15, Y6, Y6; \
-	VPSHUFB Y6, Y14, Y6; \
-	VMOVDQU (4+32*j)(DI), Y7; \
-	VPABSB Y7, Y9; \
-	VPSIGNB Y7, Y6, Y6; \
-	VPMADDUBSW Y6, Y9, Y9; \
-	VPMADDWD Y8, Y9, Y9; \
-	VPADDD Y9, acc, acc
+	VPAND Y15, Y7, Y7; \
+	VPERM2I128 $0x20, Y7, Y6, Y8; \
+	VPERM2I128 $0x31, Y7, Y6, Y9; \
+	VPSHUFB Y8, Y14, Y8; \
+	VPSHUFB Y9, Y14, Y9; \
+	VMOVDQU (4+32*j)(DI), Y10; \
+	VMOVDQU (36+32*j)(DI), Y11; \
+	VPSIGNB Y10, Y8, Y8; \
+	VPSIGNB Y11, Y9, Y9; \
+	VPABSB Y10, Y10; \
+	VPABSB Y11, Y11; \
+	VPMADDUBSW Y8, Y10, Y10; \
+	VPMADDUBSW Y9, Y11, Y11; \
+	VPSHUFB (C_WORD+32*j)(R13), Y13, Y8; \
+	VPSHUFB (C_WORD+32*j+32)(R13), Y13, Y9; \
+	VPMADDWD Y8, Y10, Y10; \
+	VPMADDWD Y9, Y11, Y11; \
+	VPADDD Y10, acc1, acc1; \
+	VPADDD Y11, acc2, acc2
 
-// func iq4_XSRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+// IQ4SCALES sets Y13 to the block's eight scales-32 (int16, in both
+// 128-bit halves), from scales_h (2(SI)) and scales_l (4(SI)).
+#define IQ4SCALES \
+	MOVL 4(SI), AX; \
+	MOVQ AX, BX; \
+	SHLQ $16, BX; \
+	ORQ BX, AX; \
+	ANDQ (C_SPREAD)(R13), AX; \
+	MOVQ AX, BX; \
+	SHLQ $8, BX; \
+	ORQ BX, AX; \
+	ANDQ (C_SPREAD+8)(R13), AX; \
+	MOVQ AX, BX; \
+	SHLQ $4, BX; \
+	ORQ BX, AX; \
+	ANDQ (C_SPREAD+16)(R13), AX; \
+	MOVWQZX 2(SI), R8; \
+	MOVQ R8, BX; \
+	SHLQ $24, BX; \
+	ORQ BX, R8; \
+	ANDQ (C_SPREAD+24)(R13), R8; \
+	MOVQ R8, BX; \
+	SHLQ $12, BX; \
+	ORQ BX, R8; \
+	ANDQ (C_SPREAD+32)(R13), R8; \
+	MOVQ R8, BX; \
+	SHLQ $6, BX; \
+	ORQ BX, R8; \
+	ANDQ (C_SPREAD+40)(R13), R8; \
+	SHLQ $4, R8; \
+	ORQ R8, AX; \
+	VMOVQ AX, X13; \
+	VPSUBB C_32(R13), X13, X13; \
+	VPMOVSXBW X13, Y13; \
+	VPERMQ $0x44, Y13, Y13
+
+// func iq4_XSRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·iq4_XSRows(SB), NOSPLIT, $0-48
 	KROWS
 	VMOVDQU C_M4(R13), Y15
@@ -393,18 +438,13 @@ iq4xsrow:
 	TESTQ CX, CX
 	JZ iq4xsrowdone
 iq4xsblock:
-	MOVWLZX 2(SI), R10
-	MOVL 4(SI), R8
+	IQ4SCALES
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
-	IQ4SUB(0, Y1)
-	IQ4SUB(1, Y2)
-	IQ4SUB(2, Y1)
-	IQ4SUB(3, Y2)
-	IQ4SUB(4, Y1)
-	IQ4SUB(5, Y2)
-	IQ4SUB(6, Y1)
-	IQ4SUB(7, Y2)
+	IQ4PAIR(0, Y1, Y2)
+	IQ4PAIR(2, Y1, Y2)
+	IQ4PAIR(4, Y1, Y2)
+	IQ4PAIR(6, Y1, Y2)
 	VPADDD Y2, Y1, Y1
 	// fp16(d)·yd
 	MOVWLZX (SI), AX
