@@ -146,3 +146,15 @@ func dotRowsQ5_1AVX2(n int, w, act []byte, out []float32) {
 func dotRowsQ4_1AVX2(n int, w, act []byte, out []float32) {
 	q5Rows(q4_1Rows, dotQ4_1AVX2, q4_1Bytes, q8_1Bytes, n, w, act, out)
 }
+
+// q5_0Dot4, q5_1Dot4 and q4_1Dot4 set out[k] to the dot of the row at w
+// (nb ≥ 1 blocks) with the activation y[k] (Q8_0, Q8_1), k < 4.
+//
+//go:noescape
+func q5_0Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+
+//go:noescape
+func q5_1Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+
+//go:noescape
+func q4_1Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)

@@ -618,3 +618,185 @@ q41rowdone:
 q41done:
 	VZEROUPPER
 	RET
+
+// The DotN kernels of Q5_0, Q5_1 and Q4_1 (dotNQ5AVX2): one row against
+// four activations, each block decoded once (NIBBLES32, FIFTH) and its
+// lanes with each activation's block added to that activation's eight
+// float32 lanes (Y4..Y7) as the Rows kernels above add them. The four
+// products dx·dy are made in one vector (the activations' fp16 scales
+// gathered by VPINSR, widened by VCVTPH2PS) and broadcast from the frame;
+// Q5_1's and Q4_1's four summs = fma(m, s, summs) run in the odd lanes of
+// Y10 (the even ones are not read). R8..R11 the activations, DI the offset
+// of their current block, SI the weight block, CX blocks left.
+
+// DOT4ARGS loads the activations (from the array at AX) and the constants
+// (at R13), and clears the sums.
+#define DOT4ARGS \
+	MOVQ 0(AX), R8; \
+	MOVQ 8(AX), R9; \
+	MOVQ 16(AX), R10; \
+	MOVQ 24(AX), R11; \
+	VMOVDQU C5_M4(R13), Y15; \
+	VMOVDQU C5_SPREAD(R13), Y14; \
+	VMOVDQU C5_BITS(R13), Y13; \
+	VMOVDQU C5_16(R13), Y12; \
+	VMOVDQU C5_ONES(R13), Y11; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y10, Y10, Y10; \
+	XORQ DI, DI
+
+// DS1 sets the frame's float32s 0, 2, 4, 6 to dx·dy of the four
+// activations and runs their summs (Q8_1 activations: d, s at their
+// blocks' starts; the weight block's d, m at SI).
+#define DS1 \
+	VMOVD (R8)(DI*1), X9; \
+	VPINSRD $1, (R9)(DI*1), X9, X9; \
+	VPINSRD $2, (R10)(DI*1), X9, X9; \
+	VPINSRD $3, (R11)(DI*1), X9, X9; \
+	VCVTPH2PS X9, Y9; \
+	VMOVD (SI), X8; \
+	VCVTPH2PS X8, X8; \
+	VPBROADCASTQ X8, Y8; \
+	VFMADD231PS Y9, Y8, Y10; \
+	VMULPS Y9, Y8, Y8; \
+	VMOVUPS Y8, 0(SP)
+
+// ACT1(r, off, acc): acc = fma(dx·dy, lanes, acc) for the Q8_1 activation
+// at r (its product at off(SP)), the quants in Y1.
+#define ACT1(r, off, acc) \
+	VPMADDUBSW 4(r)(DI*1), Y1, Y0; \
+	VPMADDWD Y11, Y0, Y0; \
+	VCVTDQ2PS Y0, Y0; \
+	VBROADCASTSS off(SP), Y3; \
+	VFMADD231PS Y3, Y0, acc
+
+// DOT4ONE(acc, k) stores activation k's result: its lanes added as
+// hsumX86; DOT4ONES(acc, k) adds its summs too (lane 2k+1 of Y10, stored
+// at 32(SP)).
+#define DOT4ONE(acc, k) \
+	VMOVAPS acc, Y0; \
+	HSUMX86; \
+	VMOVSS X0, (4*k)(DX)
+
+#define DOT4ONES(acc, k) \
+	VMOVAPS acc, Y0; \
+	HSUMX86; \
+	VADDSS (32+8*k+4)(SP), X0, X0; \
+	VMOVSS X0, (4*k)(DX)
+
+// func q5_1Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+TEXT ·q5_1Dot4(SB), NOSPLIT, $64-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ y+16(FP), AX
+	MOVQ k+32(FP), R13
+	DOT4ARGS
+q51d4block:
+	NIBBLES32(8)
+	FIFTH(4)
+	DS1
+	ACT1(R8, 0, Y4)
+	ACT1(R9, 8, Y5)
+	ACT1(R10, 16, Y6)
+	ACT1(R11, 24, Y7)
+	ADDQ $const_q5_1Bytes, SI
+	ADDQ $const_q8_1Bytes, DI
+	DECQ CX
+	JNZ q51d4block
+	MOVQ out+24(FP), DX
+	VMOVUPS Y10, 32(SP)
+	DOT4ONES(Y4, 0)
+	DOT4ONES(Y5, 1)
+	DOT4ONES(Y6, 2)
+	DOT4ONES(Y7, 3)
+	VZEROUPPER
+	RET
+
+// func q4_1Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+TEXT ·q4_1Dot4(SB), NOSPLIT, $64-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ y+16(FP), AX
+	MOVQ k+32(FP), R13
+	DOT4ARGS
+q41d4block:
+	NIBBLES32(4)
+	DS1
+	ACT1(R8, 0, Y4)
+	ACT1(R9, 8, Y5)
+	ACT1(R10, 16, Y6)
+	ACT1(R11, 24, Y7)
+	ADDQ $const_q4_1Bytes, SI
+	ADDQ $const_q8_1Bytes, DI
+	DECQ CX
+	JNZ q41d4block
+	MOVQ out+24(FP), DX
+	VMOVUPS Y10, 32(SP)
+	DOT4ONES(Y4, 0)
+	DOT4ONES(Y5, 1)
+	DOT4ONES(Y6, 2)
+	DOT4ONES(Y7, 3)
+	VZEROUPPER
+	RET
+
+// DS0 sets the frame's float32s 0..3 to dx·dy of the four Q8_0
+// activations (their fp16 d at their blocks' starts, the weight block's
+// at SI).
+#define DS0 \
+	MOVWLZX (R8)(DI*1), AX; \
+	VMOVD AX, X9; \
+	MOVWLZX (R9)(DI*1), AX; \
+	VPINSRW $1, AX, X9, X9; \
+	MOVWLZX (R10)(DI*1), AX; \
+	VPINSRW $2, AX, X9, X9; \
+	MOVWLZX (R11)(DI*1), AX; \
+	VPINSRW $3, AX, X9, X9; \
+	VCVTPH2PS X9, X9; \
+	MOVWLZX (SI), AX; \
+	VMOVD AX, X8; \
+	VCVTPH2PS X8, X8; \
+	VBROADCASTSS X8, X8; \
+	VMULPS X9, X8, X8; \
+	VMOVUPS X8, 0(SP)
+
+// ACT0(r, off, acc) is ACT1 for Q5_0 and its Q8_0 activation at r: the
+// quants less 16 (VPMADDUBSW of 16 and y subtracted).
+#define ACT0(r, off, acc) \
+	VMOVDQU 2(r)(DI*1), Y3; \
+	VPMADDUBSW Y3, Y1, Y0; \
+	VPMADDUBSW Y3, Y12, Y2; \
+	VPSUBW Y2, Y0, Y0; \
+	VPMADDWD Y11, Y0, Y0; \
+	VCVTDQ2PS Y0, Y0; \
+	VBROADCASTSS off(SP), Y3; \
+	VFMADD231PS Y3, Y0, acc
+
+// func q5_0Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+TEXT ·q5_0Dot4(SB), NOSPLIT, $64-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ y+16(FP), AX
+	MOVQ k+32(FP), R13
+	DOT4ARGS
+q50d4block:
+	NIBBLES32(6)
+	FIFTH(2)
+	DS0
+	ACT0(R8, 0, Y4)
+	ACT0(R9, 4, Y5)
+	ACT0(R10, 8, Y6)
+	ACT0(R11, 12, Y7)
+	ADDQ $const_q5_0Bytes, SI
+	ADDQ $const_q8_0Bytes, DI
+	DECQ CX
+	JNZ q50d4block
+	MOVQ out+24(FP), DX
+	DOT4ONE(Y4, 0)
+	DOT4ONE(Y5, 1)
+	DOT4ONE(Y6, 2)
+	DOT4ONE(Y7, 3)
+	VZEROUPPER
+	RET
