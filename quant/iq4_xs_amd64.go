@@ -155,7 +155,7 @@ func dotRowsNIQ4_XSAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int
 			v[j] = iq4XSLevels(x, j, tab)
 			sc[j] = archsimd.BroadcastInt16x16(ls[j])
 		}
-		dxv := archsimd.BroadcastFloat32x8(halfToFloat(binary.LittleEndian.Uint16(x[:])))
+		dxv := broadcast32(halfBits(binary.LittleEndian.Uint16(x[:])))
 		for o := range ba.no {
 			x86Dots8IQ4(&v, &sc, (*[8]*[q8_KBytes]byte)(ba.y[8*o:]), (*[8]archsimd.Float32x8)(ba.ydv[8*o:]), &dxv, (*[8]archsimd.Float32x8)(s.acc[r][8*o:]))
 		}

@@ -2,7 +2,10 @@
 
 package quant
 
-import "simd/archsimd"
+import (
+	"encoding/binary"
+	"simd/archsimd"
+)
 
 // The AVX2 DotRowsN kernels of Q3_K and Q5_K, K-quants summed in ggml's
 // x86 order (kx86.go), and IQ4_XS's (iq4_xs_amd64.go), bit-identical to
@@ -182,9 +185,8 @@ func dotRowsNQ5_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 	x86MatMul(n, q5_KBytes, w, acts, outs, at, true, &ba, &s, func(xb []byte, r int) {
 		x := (*[q5_KBytes]byte)(xb)
 		mv := q5KDecode(x, &q, &sc, &scm, mnm, m4, m1)
-		dx, dminx := fp16At(x[:]), fp16At(x[2:])
-		dm := archsimd.BroadcastFloat32x8(-dminx) // yd·(-dmin) = -yd·dmin, exactly
-		dxv := archsimd.BroadcastFloat32x8(dx)
+		dxv := broadcast32(halfBits(binary.LittleEndian.Uint16(x[:])))
+		dm := broadcast32(halfBits(binary.LittleEndian.Uint16(x[2:])) ^ 1<<31) // yd·(-dmin) = -yd·dmin, exactly
 		for o := range ba.no {
 			y := (*[8]*[q8_KBytes]byte)(ba.y[8*o:])
 			yd := (*[8]float32)(ba.yd[8*o:])
@@ -223,7 +225,7 @@ func dotRowsNQ3_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 	x86MatMul(n, q3_KBytes, w, acts, outs, at, false, &ba, &s, func(xb []byte, r int) {
 		x := (*[q3_KBytes]byte)(xb)
 		q3KDecode(x, &lo, &hi, &sc, &scm, m3, m1)
-		dxv := archsimd.BroadcastFloat32x8(fp16At(x[108:]))
+		dxv := broadcast32(halfBits(binary.LittleEndian.Uint16(x[108:])))
 		for o := range ba.no {
 			x86Dots8Q3(&lo, &hi, &sc, (*[8]*[q8_KBytes]byte)(ba.y[8*o:]), (*[8]archsimd.Float32x8)(ba.ydv[8*o:]), &dxv, (*[8]archsimd.Float32x8)(s.acc[r][8*o:]))
 		}
@@ -243,8 +245,8 @@ func q3KDecode(x *[q3_KBytes]byte, lo, hi *[8]archsimd.Uint8x32, sc *[8]archsimd
 		}
 		q := load32((*[32]byte)(x[32+32*h:])).ReshapeToUint16s()
 		for k := range 4 {
-			lo[4*h+k] = q.ShiftAllRight(uint64(2 * k)).AsUint8x32().And(m3)
-			hi[4*h+k] = nh.ShiftAllRight(uint64(4*h + k)).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(2).AsUint8x32()
+			lo[4*h+k] = srl(q.AsUint8x32(), 2*k).And(m3)
+			hi[4*h+k] = sll(srl(nh.AsUint8x32(), 4*h+k).And(m1), 2)
 			sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
 		}
 	}
