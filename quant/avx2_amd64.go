@@ -152,11 +152,16 @@ func sll(v archsimd.Uint8x32, s int) archsimd.Uint8x32 {
 	return v.AsUint32x8().ShiftLeft(archsimd.LoadUint32x8Array(&shiftCounts[s&7])).AsUint8x32()
 }
 
-// broadcast64 is archsimd.BroadcastUint64x4(x) through memory.
+// broadcast64 is archsimd.BroadcastUint64x4(x) by VPINSRQ and VPERMD
+// (VEX forms; a local array would be copied by legacy-SSE MOVUPS).
 func broadcast64(x uint64) archsimd.Uint64x4 {
-	t := [4]uint64{x, x, x, x}
-	return archsimd.LoadUint64x4Array(&t)
+	var u archsimd.Uint64x2
+	var v archsimd.Uint64x4
+	return v.SetLo(u.SetElem(0, x)).AsUint32x8().Permute(archsimd.LoadUint32x8Array(&pairIndices)).AsUint64x4()
 }
+
+// pairIndices is VPERMD's pattern putting lanes 0, 1 in every pair.
+var pairIndices = [8]uint32{0, 1, 0, 1, 0, 1, 0, 1}
 
 // halfBits returns the bits of halfToFloat(h), in general registers only.
 func halfBits(h uint16) uint32 {
@@ -167,8 +172,9 @@ func halfBits(h uint16) uint32 {
 	return u&0x8000<<16 | (u&0x7fff<<13 + (127-15)<<23)
 }
 
-// broadcast32 is the float32 of bits in every lane, through memory.
+// broadcast32 is the float32 of bits in every lane, by VPINSRD and VPERMD.
 func broadcast32(bits uint32) archsimd.Float32x8 {
-	t := [8]uint32{bits, bits, bits, bits, bits, bits, bits, bits}
-	return archsimd.LoadUint32x8Array(&t).AsFloat32x8()
+	var u archsimd.Uint32x4
+	var v, zero archsimd.Uint32x8
+	return v.SetLo(u.SetElem(0, bits)).Permute(zero).AsFloat32x8()
 }

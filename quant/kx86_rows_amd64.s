@@ -2,6 +2,7 @@
 
 #include "go_asm.h"
 #include "textflag.h"
+#include "rows_amd64.h"
 
 // The DotRows kernels of the K-quants in ggml's x86 order and of IQ4_XS
 // (dotRowsQ2_KAVX2, dotRowsQ3_KAVX2, dotRowsQ5_KAVX2, dotRowsIQ4_XSAVX2 in
@@ -15,11 +16,9 @@
 // lanes are added at the end as hsumX86 does. The fp16 scales are widened by
 // VCVTPH2PS (exact, as FP16ToFP32).
 //
-// register use (all four):
-//	SI weight block, DI activation block, R11 the activation, CX blocks
-//	left, R9 blocks per row, R12 rows left, DX out, R13 the constants
-//	(kx86RowsConsts), Y0 the row's float32 lanes, Y1, Y2 the block's int32
-//	lanes, Y15 the low-bits mask, the rest scratch
+// register use (all four; the scaffolding's in rows_amd64.h): R13 the
+//	constants (kx86RowsConsts), Y0 the row's float32 lanes, Y1, Y2 the
+//	block's int32 lanes, Y15 the low-bits mask, the rest scratch
 
 // Offsets of kx86RowsConsts's rows: the VPSHUFB patterns putting byte k in
 // every int16 lane (k < 8), q4KMinShuffle, 0x0f bytes, bytes 1<<b (b < 8),
@@ -36,22 +35,6 @@
 #define C_IQ4 768
 #define C_WORD 800
 #define C_SPREAD 1056
-
-// KROWS loads the arguments (as q5_KRows takes them).
-#define KROWS \
-	MOVQ nb+0(FP), R9; \
-	MOVQ w+8(FP), SI; \
-	MOVQ y+16(FP), R11; \
-	MOVQ out+24(FP), DX; \
-	MOVQ rows+32(FP), R12; \
-	MOVQ k+40(FP), R13
-
-// KBLOCK(bytes) moves to the next weight block (bytes long) and Q8_K
-// block and counts it.
-#define KBLOCK(bytes) \
-	ADDQ $bytes, SI; \
-	ADDQ $const_q8_KBytes, DI; \
-	DECQ CX
 
 // HSUMX86 leaves hsumX86 of the lanes of Y0 in X0: the 128-bit halves
 // added, then lanes 0+2 and 1+3, then those two.
@@ -98,17 +81,10 @@
 //
 // X10 the row's min sum (the reference's summs).
 TEXT ·q5_KRows(SB), NOSPLIT, $0-48
-	KROWS
+	ROWS
 	VMOVDQU C_M4(R13), Y15
 q5krow:
-	TESTQ R12, R12
-	JZ q5kdone
-	MOVQ R11, DI
-	MOVQ R9, CX
-	VXORPS X0, X0, X0
-	VXORPS X10, X10, X10
-	TESTQ CX, CX
-	JZ q5krowdone
+	ROWSTART(q5kdone, q5krowdone)
 q5kblock:
 	// the scales and mins (scalesMinsK4Array): sc to every qword of Y4,
 	// mn of Y5
@@ -162,14 +138,12 @@ q5kblock:
 	VMOVSHDUP X7, X8
 	VCVTDQ2PS X5, X5
 	VFNMADD231SS X8, X5, X10
-	KBLOCK(const_q5_KBytes)
+	NEXTBLOCK(const_q5_KBytes)
 	JNZ q5kblock
 q5krowdone:
 	HSUMX86
 	VADDSS X10, X0, X0
-	VMOVSS X0, (DX)
-	ADDQ $4, DX
-	DECQ R12
+	ENDROW
 	JMP q5krow
 q5kdone:
 	VZEROUPPER
@@ -195,17 +169,11 @@ q5kdone:
 
 // func q3_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·q3_KRows(SB), NOSPLIT, $0-48
-	KROWS
+	ROWS
 	VMOVDQU C_M3(R13), Y15
 	VPCMPEQB Y13, Y13, Y13 // all ones
 q3krow:
-	TESTQ R12, R12
-	JZ q3kdone
-	MOVQ R11, DI
-	MOVQ R9, CX
-	VXORPS X0, X0, X0
-	TESTQ CX, CX
-	JZ q3krowdone
+	ROWSTART(q3kdone, q3krowdone)
 q3kblock:
 	// the scales (q3KScalesVec): words a0&low4 | (a2&top2)<<4,
 	// a1&low4 | (a2>>2&top2)<<4, a0>>4&low4 | (a2>>4&top2)<<4,
@@ -267,13 +235,11 @@ q3kblock:
 	VCVTPH2PS X7, X7
 	VMULSS (DI), X7, X7
 	LANES(X7, Y1)
-	KBLOCK(const_q3_KBytes)
+	NEXTBLOCK(const_q3_KBytes)
 	JNZ q3kblock
 q3krowdone:
 	HSUMX86
-	VMOVSS X0, (DX)
-	ADDQ $4, DX
-	DECQ R12
+	ENDROW
 	JMP q3krow
 q3kdone:
 	VZEROUPPER
@@ -293,17 +259,11 @@ q3kdone:
 
 // func q2_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·q2_KRows(SB), NOSPLIT, $0-48
-	KROWS
+	ROWS
 	VMOVDQU C_M3(R13), Y15
 	VMOVDQU C_M4(R13), X13
 q2krow:
-	TESTQ R12, R12
-	JZ q2kdone
-	MOVQ R11, DI
-	MOVQ R9, CX
-	VXORPS X0, X0, X0
-	TESTQ CX, CX
-	JZ q2krowdone
+	ROWSTART(q2kdone, q2krowdone)
 q2kblock:
 	// the mins (high nibbles) times the bsums: the min lanes
 	VMOVDQU (SI), X4
@@ -340,13 +300,11 @@ q2kblock:
 	VCVTDQ2PS Y11, Y11
 	VFNMADD231PS Y3, Y11, Y0
 	LANES(X7, Y1)
-	KBLOCK(const_q2_KBytes)
+	NEXTBLOCK(const_q2_KBytes)
 	JNZ q2kblock
 q2krowdone:
 	HSUMX86
-	VMOVSS X0, (DX)
-	ADDQ $4, DX
-	DECQ R12
+	ENDROW
 	JMP q2krow
 q2kdone:
 	VZEROUPPER
@@ -426,17 +384,11 @@ q2kdone:
 
 // func iq4_XSRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·iq4_XSRows(SB), NOSPLIT, $0-48
-	KROWS
+	ROWS
 	VMOVDQU C_M4(R13), Y15
 	VMOVDQU C_IQ4(R13), Y14
 iq4xsrow:
-	TESTQ R12, R12
-	JZ iq4xsdone
-	MOVQ R11, DI
-	MOVQ R9, CX
-	VXORPS X0, X0, X0
-	TESTQ CX, CX
-	JZ iq4xsrowdone
+	ROWSTART(iq4xsdone, iq4xsrowdone)
 iq4xsblock:
 	IQ4SCALES
 	VPXOR Y1, Y1, Y1
@@ -452,13 +404,11 @@ iq4xsblock:
 	VCVTPH2PS X7, X7
 	VMULSS (DI), X7, X7
 	LANES(X7, Y1)
-	KBLOCK(const_iq4_XSBytes)
+	NEXTBLOCK(const_iq4_XSBytes)
 	JNZ iq4xsblock
 iq4xsrowdone:
 	HSUMX86
-	VMOVSS X0, (DX)
-	ADDQ $4, DX
-	DECQ R12
+	ENDROW
 	JMP iq4xsrow
 iq4xsdone:
 	VZEROUPPER
@@ -499,30 +449,12 @@ iq4xsdone:
 // Q5ROWS loads the arguments and the constants: Y15 0x0f bytes, Y14
 // q5Spread, Y13 q5Bits, Y12 16 bytes, Y11 int16 ones.
 #define Q5ROWS \
-	KROWS; \
+	ROWS; \
 	VMOVDQU C5_M4(R13), Y15; \
 	VMOVDQU C5_SPREAD(R13), Y14; \
 	VMOVDQU C5_BITS(R13), Y13; \
 	VMOVDQU C5_16(R13), Y12; \
 	VMOVDQU C5_ONES(R13), Y11
-
-// ROWSTART(done, rowdone) starts a row (X0 its lanes, X10 its summs), or
-// jumps to done if none is left (to rowdone if the row has no blocks).
-#define ROWSTART(done, rowdone) \
-	TESTQ R12, R12; \
-	JZ done; \
-	MOVQ R11, DI; \
-	MOVQ R9, CX; \
-	VXORPS X0, X0, X0; \
-	VXORPS X10, X10, X10; \
-	TESTQ CX, CX; \
-	JZ rowdone
-
-// ROWEND stores the row's result and moves to the next row.
-#define ROWEND \
-	VMOVSS X0, (DX); \
-	ADDQ $4, DX; \
-	DECQ R12
 
 // DXDY sets X5 to dx·dy, X8 to m, X9 to s (Q5_1, Q4_1: the fp16 pairs
 // d, m and d, s at the blocks' starts).
@@ -562,7 +494,7 @@ q50block:
 	JNZ q50block
 q50rowdone:
 	HSUMX86
-	ROWEND
+	ENDROW
 	JMP q50row
 q50done:
 	VZEROUPPER
@@ -588,7 +520,7 @@ q51block:
 q51rowdone:
 	HSUMX86
 	VADDSS X10, X0, X0
-	ROWEND
+	ENDROW
 	JMP q51row
 q51done:
 	VZEROUPPER
@@ -613,7 +545,7 @@ q41block:
 q41rowdone:
 	HSUMX86
 	VADDSS X10, X0, X0
-	ROWEND
+	ENDROW
 	JMP q41row
 q41done:
 	VZEROUPPER
