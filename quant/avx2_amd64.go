@@ -122,3 +122,59 @@ func addLanes0145(o float32, v archsimd.Float32x8) float32 {
 	s = s.Add(hi)
 	return s.Add(hi.ConcatPermuteScalars(1, 1, 1, 1, hi)).GetElem(0)
 }
+
+// Shifts and broadcasts whose operands come from memory: archsimd's
+// ShiftAll* and Broadcast* move their scalar from a general register by a
+// legacy-SSE MOVQ/MOVD, and a legacy-SSE instruction between VEX ones costs
+// an AVX-SSE transition (golang/go#80835; measured on AMD EPYC Zen 3 too,
+// where a block's few such moves took most of a prefill kernel's time).
+
+// shiftCounts[s] is s in every uint32 lane, srl's and sll's count vectors.
+var shiftCounts = func() (t [8][8]uint32) {
+	for s := range t {
+		for i := range t[s] {
+			t[s][i] = uint32(s)
+		}
+	}
+	return t
+}()
+
+// srl shifts v's 32-bit lanes right by s < 8 (VPSRLVD): each byte gets its
+// own bits s.. and the next byte's low bits above them, which the callers
+// mask off.
+func srl(v archsimd.Uint8x32, s int) archsimd.Uint8x32 {
+	return v.AsUint32x8().ShiftRight(archsimd.LoadUint32x8Array(&shiftCounts[s&7])).AsUint8x32()
+}
+
+// sll shifts v's 32-bit lanes left by s < 8 (VPSLLVD); callers shift bytes
+// whose bits stay within the byte.
+func sll(v archsimd.Uint8x32, s int) archsimd.Uint8x32 {
+	return v.AsUint32x8().ShiftLeft(archsimd.LoadUint32x8Array(&shiftCounts[s&7])).AsUint8x32()
+}
+
+// broadcast64 is archsimd.BroadcastUint64x4(x) by VPINSRQ and VPERMD
+// (VEX forms; a local array would be copied by legacy-SSE MOVUPS).
+func broadcast64(x uint64) archsimd.Uint64x4 {
+	var u archsimd.Uint64x2
+	var v archsimd.Uint64x4
+	return v.SetLo(u.SetElem(0, x)).AsUint32x8().Permute(archsimd.LoadUint32x8Array(&pairIndices)).AsUint64x4()
+}
+
+// pairIndices is VPERMD's pattern putting lanes 0, 1 in every pair.
+var pairIndices = [8]uint32{0, 1, 0, 1, 0, 1, 0, 1}
+
+// halfBits returns the bits of halfToFloat(h), in general registers only.
+func halfBits(h uint16) uint32 {
+	u := uint32(h)
+	if e := u & 0x7c00; e == 0 || e == 0x7c00 {
+		return math.Float32bits(fp16ToFP32Table[h])
+	}
+	return u&0x8000<<16 | (u&0x7fff<<13 + (127-15)<<23)
+}
+
+// broadcast32 is the float32 of bits in every lane, by VPINSRD and VPERMD.
+func broadcast32(bits uint32) archsimd.Float32x8 {
+	var u archsimd.Uint32x4
+	var v, zero archsimd.Uint32x8
+	return v.SetLo(u.SetElem(0, bits)).Permute(zero).AsFloat32x8()
+}

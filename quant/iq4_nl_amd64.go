@@ -139,7 +139,7 @@ func iq4NLRows8(out *[8]float32, w, act []byte, rowBytes int) {
 		if !ok {
 			fx = rowsHalves(w[b*iq4_NLBytes:], rowBytes)
 		}
-		dy := archsimd.BroadcastFloat32x8(halfToFloat(binary.LittleEndian.Uint16(y[:])))
+		dy := broadcast32(halfBits(binary.LittleEndian.Uint16(y[:]))) // (no legacy-SSE move: broadcast32)
 		acc = s.ConvertToFloat32().MulAdd(fx.Mul(dy), acc)
 	}
 	acc.StoreArray(out)
@@ -167,9 +167,12 @@ func dotNIQ4_NLAVX2(n int, w []byte, acts [][]byte, out []float32) {
 			y0, y1 := (*[q8_0Bytes]byte)(a0[b*q8_0Bytes:]), (*[q8_0Bytes]byte)(a1[b*q8_0Bytes:])
 			y2, y3 := (*[q8_0Bytes]byte)(a2[b*q8_0Bytes:]), (*[q8_0Bytes]byte)(a3[b*q8_0Bytes:])
 			isum := hsum4x8(dot(v, y0), dot(v, y1), dot(v, y2), dot(v, y3))
-			var dy archsimd.Float32x4
-			dy = dy.SetElem(0, fp16At(y0[:])).SetElem(1, fp16At(y1[:])).SetElem(2, fp16At(y2[:])).SetElem(3, fp16At(y3[:]))
-			acc = isum.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x4(fp16At(x[:])).Mul(dy), acc)
+			// the scales' bits in general registers, then VPINSRD and a load
+			// (broadcast32): no legacy-SSE moves between the VEX ops
+			var dyb archsimd.Uint32x4
+			le := binary.LittleEndian
+			dy := dyb.SetElem(0, halfBits(le.Uint16(y0[:]))).SetElem(1, halfBits(le.Uint16(y1[:]))).SetElem(2, halfBits(le.Uint16(y2[:]))).SetElem(3, halfBits(le.Uint16(y3[:]))).AsFloat32x4()
+			acc = isum.ConvertToFloat32().MulAdd(broadcast32(halfBits(le.Uint16(x[:]))).GetLo().Mul(dy), acc)
 		}
 		acc.StoreArray((*[4]float32)(out[i : i+4]))
 	}

@@ -131,7 +131,61 @@ func iq4XSDecoded(v *[8]archsimd.Int8x32, sc *[8]archsimd.Int16x16, y *[q8_KByte
 	return d.MulAdd(sum.ConvertToFloat32(), acc)
 }
 
-// dotRowsNIQ4_XSAVX2 is dotNIQ4_XSAVX2 row by row.
+// dotRowsNIQ4_XSAVX2 is dotIQ4_XSAVX2 for rows × activations, in
+// x86MatMul's loop order (kx86_matmul_amd64.go): each block's levels and
+// scales decoded once for the batch, its lanes with eight activations at a
+// time added by x86Dots8IQ4 (fewer than four activations: dotNIQ4_XSAVX2
+// row by row).
 func dotRowsNIQ4_XSAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNIQ4_XSAVX2, n/qkK*iq4_XSBytes, n, w, acts, outs, at)
+	if len(acts) < 4 || len(acts) > MaxDotN {
+		eachRow(dotNIQ4_XSAVX2, n/qkK*iq4_XSBytes, n, w, acts, outs, at)
+		return
+	}
+	tab := archsimd.LoadInt8x32Array(&iq4Levels)
+	var (
+		ba x86Batch
+		s  x86Sums
+		v  [8]archsimd.Int8x32
+		sc [8]archsimd.Int16x16
+	)
+	x86MatMul(n, iq4_XSBytes, w, acts, outs, at, false, &ba, &s, func(xb []byte, r int) {
+		x := (*[iq4_XSBytes]byte)(xb)
+		ls := iq4XSScales(x)
+		for j := range 8 {
+			v[j] = iq4XSLevels(x, j, tab)
+			sc[j] = archsimd.BroadcastInt16x16(ls[j])
+		}
+		dxv := broadcast32(halfBits(binary.LittleEndian.Uint16(x[:])))
+		for o := range ba.no {
+			x86Dots8IQ4(&v, &sc, (*[8]*[q8_KBytes]byte)(ba.y[8*o:]), (*[8]archsimd.Float32x8)(ba.ydv[8*o:]), &dxv, (*[8]archsimd.Float32x8)(s.acc[r][8*o:]))
+		}
+	})
+}
+
+// x86Dots8IQ4 is x86Dots8 for IQ4_XS: the lanes of the levels v[k] (int8)
+// with eight activation blocks as iq4XSDecoded takes them (VPMADDUBSW of
+// |y| and the levels with y's sign, VPMADDWD by the scales sc[k]).
+//
+//go:noinline
+func x86Dots8IQ4(v *[8]archsimd.Int8x32, sc *[8]archsimd.Int16x16, y *[8]*[q8_KBytes]byte, yd *[8]archsimd.Float32x8, dx *archsimd.Float32x8, acc *[8]archsimd.Float32x8) {
+	y0, y1, y2, y3, y4, y5, y6, y7 := y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]
+	var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Int32x8
+	step := func(k int) { // sub-block k, written out below (constant offsets)
+		vk, sk := v[k], sc[k]
+		d := func(y *[q8_KBytes]byte) archsimd.Int32x8 {
+			yv := load32((*[32]byte)(y[4+32*k:])).BitsToInt8()
+			return yv.Abs().AsUint8x32().DotProductPairsSaturated(vk.MulSign(yv)).DotProductPairs(sk)
+		}
+		a0, a1, a2, a3 = a0.Add(d(y0)), a1.Add(d(y1)), a2.Add(d(y2)), a3.Add(d(y3))
+		a4, a5, a6, a7 = a4.Add(d(y4)), a5.Add(d(y5)), a6.Add(d(y6)), a7.Add(d(y7))
+	}
+	step(0)
+	step(1)
+	step(2)
+	step(3)
+	step(4)
+	step(5)
+	step(6)
+	step(7)
+	x86Acc8(a0, a1, a2, a3, a4, a5, a6, a7, yd, dx, acc)
 }

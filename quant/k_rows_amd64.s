@@ -2,6 +2,7 @@
 
 #include "go_asm.h"
 #include "textflag.h"
+#include "rows_amd64.h"
 
 // The K-quants' DotRows kernels (dotRowsQ4_KAVX2, dotRowsQ6_KAVX2 in
 // dotrows_amd64.go; the references are dotQ4_KRef, dotQ6_KRef): Dot row
@@ -10,32 +11,8 @@
 // int32 sums are reduced, and its float part is the reference's, in scalar
 // lanes (the fp16 scales by VCVTPH2PS, exact as FP16ToFP32).
 //
-// register use (both):
-//	SI weight block, DI activation block, R11 the activation, CX blocks
-//	left, R9 blocks per row, R12 rows left, DX out, R13 the constants,
-//	X0 the row's running sum, Y1 (and Q4_K's Y2) the block's scaled sums
-
-// ROWS loads the arguments (as q4_KRows takes them).
-#define ROWS \
-	MOVQ nb+0(FP), R9; \
-	MOVQ w+8(FP), SI; \
-	MOVQ y+16(FP), R11; \
-	MOVQ out+24(FP), DX; \
-	MOVQ rows+32(FP), R12; \
-	MOVQ k+40(FP), R13
-
-// NEXTBLOCK(bytes) moves to the next weight block (bytes long) and Q8_K
-// block and counts it.
-#define NEXTBLOCK(bytes) \
-	ADDQ $bytes, SI; \
-	ADDQ $const_q8_KBytes, DI; \
-	DECQ CX
-
-// ENDROW stores the row's sum and moves to the next row.
-#define ENDROW \
-	VMOVSS X0, (DX); \
-	ADDQ $4, DX; \
-	DECQ R12
+// register use (both; the scaffolding's in rows_amd64.h): X0 the row's
+//	running sum, Y1 (and Q4_K's Y2) the block's scaled sums
 
 // Q4_K: VPMADDUBSW of the nibbles with the activation, VPMADDWD by the
 // 6-bit scales, the mins by VPMADDWD of the activation's bsums; then

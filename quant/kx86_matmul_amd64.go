@@ -2,12 +2,15 @@
 
 package quant
 
-import "simd/archsimd"
+import (
+	"encoding/binary"
+	"simd/archsimd"
+)
 
 // The AVX2 DotRowsN kernels of Q3_K and Q5_K, K-quants summed in ggml's
-// x86 order (kx86.go), bit-identical to Dot. (Q2_K's, whose blocks are a
-// third smaller, measured slower this way than its DotN kernel row by row,
-// eachRow below, and IQ4_XS's no faster.) Their loop order is
+// x86 order (kx86.go), and IQ4_XS's (iq4_xs_amd64.go), bit-identical to
+// Dot. (Q2_K's, whose blocks are a third smaller, measured slower this way
+// than its DotN kernel row by row, eachRow below.) Their loop order is
 // that of the Q4_K and Q6_K kernels (matmul_k_amd64.go): rows in groups of
 // kGroupRows, and within a group block by block, so that one block of
 // every activation stays in L1 while it serves the group's rows; each
@@ -27,17 +30,23 @@ type x86Sums struct {
 }
 
 // x86Batch is a batch's block b: the activations' blocks (kActs, in
-// octets) and their scales.
+// octets) and their scales, as float32 and in every lane of a vector
+// (ydv: x86Acc8 multiplies them by a block's scale in vector registers, as
+// the scalar float32 products that Go compiles to legacy SSE would cost
+// AVX-SSE transitions between the VEX instructions around them,
+// golang/go#80835, on every block and activation).
 type x86Batch struct {
 	kActs
-	yd [MaxDotN]float32
-	no int // octets of activations
+	yd  [MaxDotN]float32
+	ydv [MaxDotN]archsimd.Float32x8
+	no  int // octets of activations
 }
 
 func (ba *x86Batch) set(acts [][]byte, b int) {
 	ba.kActs.set(acts, b)
 	for i := range 8 * ba.no {
 		ba.yd[i] = ba.scale(i)
+		ba.ydv[i] = archsimd.BroadcastFloat32x8(ba.yd[i])
 	}
 }
 
@@ -84,10 +93,10 @@ func x86MatMul(n, size int, w []byte, acts [][]byte, outs [][]float32, at int, m
 // x86Dots8 adds to acc[j] the int32 lanes of a block's dot with the
 // activation block y[j] (quants q[k] of the block's weights 32k..32k+31,
 // unsigned, and their scales sc[k]: VPMADDUBSW, VPMADDWD, as dotQ5_KAVX2),
-// times yd[j]·dx, by one FMA per lane, for eight activations.
+// times yd[j]·dx (x86Acc8), by one FMA per lane, for eight activations.
 //
 //go:noinline
-func x86Dots8(q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, y *[8]*[q8_KBytes]byte, yd *[8]float32, dx float32, acc *[8]archsimd.Float32x8) {
+func x86Dots8(q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, y *[8]*[q8_KBytes]byte, yd *[8]archsimd.Float32x8, dx *archsimd.Float32x8, acc *[8]archsimd.Float32x8) {
 	y0, y1, y2, y3, y4, y5, y6, y7 := y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]
 	var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Int32x8
 	step := func(k int) { // weights 32k.., written out below (constant offsets)
@@ -114,7 +123,7 @@ func x86Dots8(q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, y *[8]*[q8_KByt
 // dotQ3_KAVX2).
 //
 //go:noinline
-func x86Dots8Q3(lo, hi *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, y *[8]*[q8_KBytes]byte, yd *[8]float32, dx float32, acc *[8]archsimd.Float32x8) {
+func x86Dots8Q3(lo, hi *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, y *[8]*[q8_KBytes]byte, yd *[8]archsimd.Float32x8, dx *archsimd.Float32x8, acc *[8]archsimd.Float32x8) {
 	y0, y1, y2, y3, y4, y5, y6, y7 := y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]
 	var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Int32x8
 	step := func(k int) {
@@ -137,10 +146,12 @@ func x86Dots8Q3(lo, hi *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, y *[8]*[
 	x86Acc8(a0, a1, a2, a3, a4, a5, a6, a7, yd, dx, acc)
 }
 
-// x86Acc8 sets acc[j] = fma(yd[j]·dx, float32(aj), acc[j]) lane by lane.
-func x86Acc8(a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Int32x8, yd *[8]float32, dx float32, acc *[8]archsimd.Float32x8) {
+// x86Acc8 sets acc[j] = fma(yd[j]·dx, float32(aj), acc[j]) lane by lane
+// (yd[j] and dx: one value in every lane; the product as the reference's
+// float32 product, one rounding).
+func x86Acc8(a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Int32x8, yd *[8]archsimd.Float32x8, dx *archsimd.Float32x8, acc *[8]archsimd.Float32x8) {
 	f := func(a archsimd.Int32x8, j int) {
-		acc[j] = a.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(yd[j]*dx), acc[j])
+		acc[j] = a.ConvertToFloat32().MulAdd(yd[j].Mul(*dx), acc[j])
 	}
 	f(a0, 0)
 	f(a1, 1)
@@ -174,12 +185,12 @@ func dotRowsNQ5_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 	x86MatMul(n, q5_KBytes, w, acts, outs, at, true, &ba, &s, func(xb []byte, r int) {
 		x := (*[q5_KBytes]byte)(xb)
 		mv := q5KDecode(x, &q, &sc, &scm, mnm, m4, m1)
-		dx, dminx := fp16At(x[:]), fp16At(x[2:])
-		dm := archsimd.BroadcastFloat32x8(-dminx) // yd·(-dmin) = -yd·dmin, exactly
+		dxv := broadcast32(halfBits(binary.LittleEndian.Uint16(x[:])))
+		dm := broadcast32(halfBits(binary.LittleEndian.Uint16(x[2:])) ^ 1<<31) // yd·(-dmin) = -yd·dmin, exactly
 		for o := range ba.no {
 			y := (*[8]*[q8_KBytes]byte)(ba.y[8*o:])
 			yd := (*[8]float32)(ba.yd[8*o:])
-			x86Dots8(&q, &sc, y, yd, dx, (*[8]archsimd.Float32x8)(s.acc[r][8*o:]))
+			x86Dots8(&q, &sc, y, (*[8]archsimd.Float32x8)(ba.ydv[8*o:]), &dxv, (*[8]archsimd.Float32x8)(s.acc[r][8*o:]))
 			// fma(-yd·dmin, float32(Σ min·bsum), summs), eight activations
 			m := x86Mins8(mv, y)
 			s.summ[r][o] = archsimd.LoadFloat32x8Array(yd).Mul(dm).MulAdd(m.ConvertToFloat32(), s.summ[r][o])
@@ -214,9 +225,9 @@ func dotRowsNQ3_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 	x86MatMul(n, q3_KBytes, w, acts, outs, at, false, &ba, &s, func(xb []byte, r int) {
 		x := (*[q3_KBytes]byte)(xb)
 		q3KDecode(x, &lo, &hi, &sc, &scm, m3, m1)
-		dx := fp16At(x[108:])
+		dxv := broadcast32(halfBits(binary.LittleEndian.Uint16(x[108:])))
 		for o := range ba.no {
-			x86Dots8Q3(&lo, &hi, &sc, (*[8]*[q8_KBytes]byte)(ba.y[8*o:]), (*[8]float32)(ba.yd[8*o:]), dx, (*[8]archsimd.Float32x8)(s.acc[r][8*o:]))
+			x86Dots8Q3(&lo, &hi, &sc, (*[8]*[q8_KBytes]byte)(ba.y[8*o:]), (*[8]archsimd.Float32x8)(ba.ydv[8*o:]), &dxv, (*[8]archsimd.Float32x8)(s.acc[r][8*o:]))
 		}
 	})
 }
@@ -234,8 +245,8 @@ func q3KDecode(x *[q3_KBytes]byte, lo, hi *[8]archsimd.Uint8x32, sc *[8]archsimd
 		}
 		q := load32((*[32]byte)(x[32+32*h:])).ReshapeToUint16s()
 		for k := range 4 {
-			lo[4*h+k] = q.ShiftAllRight(uint64(2 * k)).AsUint8x32().And(m3)
-			hi[4*h+k] = nh.ShiftAllRight(uint64(4*h + k)).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(2).AsUint8x32()
+			lo[4*h+k] = srl(q.AsUint8x32(), 2*k).And(m3)
+			hi[4*h+k] = sll(srl(nh.AsUint8x32(), 4*h+k).And(m1), 2)
 			sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
 		}
 	}

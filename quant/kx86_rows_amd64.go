@@ -2,6 +2,11 @@
 
 package quant
 
+import "encoding/binary"
+
+// kx86RowsConstRows is the number of rows of kx86RowsConsts.
+const kx86RowsConstRows = 35
+
 // The AVX2 DotRows kernels of Q2_K, Q3_K, Q5_K, IQ4_XS, Q5_0, Q5_1 and Q4_1
 // (kernels_amd64.go), the formats summed in ggml's x86 order:
 // Dot per row in hand-written assembly (kx86_rows_amd64.s), as Q4_K's and
@@ -13,8 +18,9 @@ package quant
 // iq4_XSRows (their offsets are in kx86_rows_amd64.s): the VPSHUFB
 // patterns putting byte k in every int16 lane (k < 8), q4KMinShuffle, 0x0f
 // bytes, bytes 1<<b (b < 8), q6KScaleShuffle, 0x03 bytes, 0x20 bytes,
-// iq4Levels.
-var kx86RowsConsts = func() (t [25][32]byte) {
+// iq4Levels, the VPSHUFB patterns putting int16 lane k in every int16 lane
+// (k < 8), and the masks of iq4_XSRows's bit spreading (one per qword).
+var kx86RowsConsts = func() (t [kx86RowsConstRows][32]byte) {
 	for k := range 8 {
 		for i := range 16 {
 			t[k][2*i], t[k][2*i+1] = byte(k), 0xff
@@ -35,6 +41,17 @@ var kx86RowsConsts = func() (t [25][32]byte) {
 		t[9][i], t[22][i], t[23][i] = 0x0f, 0x03, 0x20
 		t[24][i] = byte(iq4Levels[i])
 	}
+	for k := range 8 {
+		for i := range 16 {
+			t[25+k][2*i], t[25+k][2*i+1] = byte(2*k), byte(2*k+1)
+		}
+	}
+	for i, m := range [4]uint64{0x0000ffff0000ffff, 0x00ff00ff00ff00ff, 0x0f0f0f0f0f0f0f0f, 0x000000ff000000ff} {
+		binary.LittleEndian.PutUint64(t[33][8*i:], m)
+	}
+	for i, m := range [2]uint64{0x000f000f000f000f, 0x0303030303030303} {
+		binary.LittleEndian.PutUint64(t[34][8*i:], m)
+	}
 	return t
 }()
 
@@ -42,21 +59,21 @@ var kx86RowsConsts = func() (t [25][32]byte) {
 // rows at w (nb blocks each) with the Q8_K activation y, for r < rows.
 //
 //go:noescape
-func q5_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+func q5_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 
 //go:noescape
-func q3_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+func q3_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 
 //go:noescape
-func iq4_XSRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+func iq4_XSRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 
 //go:noescape
-func q2_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+func q2_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 
 // kx86Rows runs rows (one of the four above) over the len(out) rows of w,
 // blocks of size bytes, against act; dot is the format's Dot, for rows of
 // no blocks.
-func kx86Rows(rows func(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte), dot func(n int, w, act []byte) float32, size, n int, w, act []byte, out []float32) {
+func kx86Rows(rows func(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte), dot func(n int, w, act []byte) float32, size, n int, w, act []byte, out []float32) {
 	nb := n / qkK
 	if nb == 0 || len(out) == 0 {
 		dotRows(dot, n, nb*size, w, act, out)
@@ -129,3 +146,15 @@ func dotRowsQ5_1AVX2(n int, w, act []byte, out []float32) {
 func dotRowsQ4_1AVX2(n int, w, act []byte, out []float32) {
 	q5Rows(q4_1Rows, dotQ4_1AVX2, q4_1Bytes, q8_1Bytes, n, w, act, out)
 }
+
+// q5_0Dot4, q5_1Dot4 and q4_1Dot4 set out[k] to the dot of the row at w
+// (nb ≥ 1 blocks) with the activation y[k] (Q8_0, Q8_1), k < 4.
+//
+//go:noescape
+func q5_0Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+
+//go:noescape
+func q5_1Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+
+//go:noescape
+func q4_1Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)

@@ -2,6 +2,7 @@
 
 #include "go_asm.h"
 #include "textflag.h"
+#include "rows_amd64.h"
 
 // The DotRows kernels of the K-quants in ggml's x86 order and of IQ4_XS
 // (dotRowsQ2_KAVX2, dotRowsQ3_KAVX2, dotRowsQ5_KAVX2, dotRowsIQ4_XSAVX2 in
@@ -15,15 +16,15 @@
 // lanes are added at the end as hsumX86 does. The fp16 scales are widened by
 // VCVTPH2PS (exact, as FP16ToFP32).
 //
-// register use (all four):
-//	SI weight block, DI activation block, R11 the activation, CX blocks
-//	left, R9 blocks per row, R12 rows left, DX out, R13 the constants
-//	(kx86RowsConsts), Y0 the row's float32 lanes, Y1, Y2 the block's int32
-//	lanes, Y15 the low-bits mask, the rest scratch
+// register use (all four; the scaffolding's in rows_amd64.h): R13 the
+//	constants (kx86RowsConsts), Y0 the row's float32 lanes, Y1, Y2 the
+//	block's int32 lanes, Y15 the low-bits mask, the rest scratch
 
 // Offsets of kx86RowsConsts's rows: the VPSHUFB patterns putting byte k in
 // every int16 lane (k < 8), q4KMinShuffle, 0x0f bytes, bytes 1<<b (b < 8),
-// q6KScaleShuffle k (k < 4), 0x03 bytes, 0x20 bytes, iq4Levels.
+// q6KScaleShuffle k (k < 4), 0x03 bytes, 0x20 bytes, iq4Levels, the
+// VPSHUFB patterns putting int16 lane k in every lane, the bit-spreading
+// masks.
 #define C_BYTE 0
 #define C_MIN 256
 #define C_M4 288
@@ -32,22 +33,8 @@
 #define C_M3 704
 #define C_32 736
 #define C_IQ4 768
-
-// KROWS loads the arguments (as q5_KRows takes them).
-#define KROWS \
-	MOVQ nb+0(FP), R9; \
-	MOVQ w+8(FP), SI; \
-	MOVQ y+16(FP), R11; \
-	MOVQ out+24(FP), DX; \
-	MOVQ rows+32(FP), R12; \
-	MOVQ k+40(FP), R13
-
-// KBLOCK(bytes) moves to the next weight block (bytes long) and Q8_K
-// block and counts it.
-#define KBLOCK(bytes) \
-	ADDQ $bytes, SI; \
-	ADDQ $const_q8_KBytes, DI; \
-	DECQ CX
+#define C_WORD 800
+#define C_SPREAD 1056
 
 // HSUMX86 leaves hsumX86 of the lanes of Y0 in X0: the 128-bit halves
 // added, then lanes 0+2 and 1+3, then those two.
@@ -90,21 +77,14 @@
 	VPADDD Y6, acc, acc; \
 	VPADDD Y7, acc, acc
 
-// func q5_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+// func q5_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 //
 // X10 the row's min sum (the reference's summs).
 TEXT ·q5_KRows(SB), NOSPLIT, $0-48
-	KROWS
+	ROWS
 	VMOVDQU C_M4(R13), Y15
 q5krow:
-	TESTQ R12, R12
-	JZ q5kdone
-	MOVQ R11, DI
-	MOVQ R9, CX
-	VXORPS X0, X0, X0
-	VXORPS X10, X10, X10
-	TESTQ CX, CX
-	JZ q5krowdone
+	ROWSTART(q5kdone, q5krowdone)
 q5kblock:
 	// the scales and mins (scalesMinsK4Array): sc to every qword of Y4,
 	// mn of Y5
@@ -158,14 +138,12 @@ q5kblock:
 	VMOVSHDUP X7, X8
 	VCVTDQ2PS X5, X5
 	VFNMADD231SS X8, X5, X10
-	KBLOCK(const_q5_KBytes)
+	NEXTBLOCK(const_q5_KBytes)
 	JNZ q5kblock
 q5krowdone:
 	HSUMX86
 	VADDSS X10, X0, X0
-	VMOVSS X0, (DX)
-	ADDQ $4, DX
-	DECQ R12
+	ENDROW
 	JMP q5krow
 q5kdone:
 	VZEROUPPER
@@ -189,19 +167,13 @@ q5kdone:
 	VPMADDWD Y8, Y6, Y6; \
 	VPADDD Y6, acc, acc
 
-// func q3_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+// func q3_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·q3_KRows(SB), NOSPLIT, $0-48
-	KROWS
+	ROWS
 	VMOVDQU C_M3(R13), Y15
 	VPCMPEQB Y13, Y13, Y13 // all ones
 q3krow:
-	TESTQ R12, R12
-	JZ q3kdone
-	MOVQ R11, DI
-	MOVQ R9, CX
-	VXORPS X0, X0, X0
-	TESTQ CX, CX
-	JZ q3krowdone
+	ROWSTART(q3kdone, q3krowdone)
 q3kblock:
 	// the scales (q3KScalesVec): words a0&low4 | (a2&top2)<<4,
 	// a1&low4 | (a2>>2&top2)<<4, a0>>4&low4 | (a2>>4&top2)<<4,
@@ -263,13 +235,11 @@ q3kblock:
 	VCVTPH2PS X7, X7
 	VMULSS (DI), X7, X7
 	LANES(X7, Y1)
-	KBLOCK(const_q3_KBytes)
+	NEXTBLOCK(const_q3_KBytes)
 	JNZ q3kblock
 q3krowdone:
 	HSUMX86
-	VMOVSS X0, (DX)
-	ADDQ $4, DX
-	DECQ R12
+	ENDROW
 	JMP q3krow
 q3kdone:
 	VZEROUPPER
@@ -287,19 +257,13 @@ q3kdone:
 	VPMADDWD Y8, Y6, Y6; \
 	VPADDD Y6, acc, acc
 
-// func q2_KRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+// func q2_KRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·q2_KRows(SB), NOSPLIT, $0-48
-	KROWS
+	ROWS
 	VMOVDQU C_M3(R13), Y15
 	VMOVDQU C_M4(R13), X13
 q2krow:
-	TESTQ R12, R12
-	JZ q2kdone
-	MOVQ R11, DI
-	MOVQ R9, CX
-	VXORPS X0, X0, X0
-	TESTQ CX, CX
-	JZ q2krowdone
+	ROWSTART(q2kdone, q2krowdone)
 q2kblock:
 	// the mins (high nibbles) times the bsums: the min lanes
 	VMOVDQU (SI), X4
@@ -336,13 +300,11 @@ q2kblock:
 	VCVTDQ2PS Y11, Y11
 	VFNMADD231PS Y3, Y11, Y0
 	LANES(X7, Y1)
-	KBLOCK(const_q2_KBytes)
+	NEXTBLOCK(const_q2_KBytes)
 	JNZ q2kblock
 q2krowdone:
 	HSUMX86
-	VMOVSS X0, (DX)
-	ADDQ $4, DX
-	DECQ R12
+	ENDROW
 	JMP q2krow
 q2kdone:
 	VZEROUPPER
@@ -352,59 +314,89 @@ q2kdone:
 // of 32 weights, VPSHUFB looks the levels of its nibbles up (the low
 // nibbles' in the low 128-bit half, the high ones' in the high half, as the
 // activations lie), VPMADDUBSW of |y| and the levels with y's sign
-// (VPSIGNB), VPMADDWD by the sub-block's scale-32 (computed in AX).
-// Y14 the levels, R8 scales_l, R10 scales_h.
-// IQ4SUB(j, acc) adds sub-block j's lanes to acc.
-#define IQ4SUB(j, acc) \
-	MOVL R8, AX; \
-	SHRL $(4*j), AX; \
-	ANDL $15, AX; \
-	MOVL R10, BX; \
-	SHRL $(2*j), BX; \
-	ANDL $3, BX; \
-	SHLL $4, BX; \
-	ORL BX, AX; \
-	SUBL $32, AX; \
-	VMOVD AX, X8; \
-	VPBROADCASTW X8, Y8; \
-	VMOVDQU (8+16*j)(SI), X6; \
-	VPSRLW $4, X6, X7; \
-	VINSERTI128 $1, X7, Y6, Y6; \
+// (VPSIGNB), VPMADDWD by the sub-block's scale-32. The eight scales are
+// made once per block: scales_l's nibbles and scales_h's 2-bit fields
+// spread to one byte each by shifts and masks (C_SPREAD), combined, less
+// 32, widened to int16 lanes in both 128-bit halves of Y13; VPSHUFB by
+// C_WORD+32j puts scale j in every lane.
+// Y14 the levels.
+// IQ4PAIR(j, acc1, acc2) adds sub-block j's lanes to acc1 and j+1's to
+// acc2 (j even: their 32 nibble bytes are adjacent).
+#define IQ4PAIR(j, acc1, acc2) \
+	VMOVDQU (8+16*j)(SI), Y6; \
+	VPSRLW $4, Y6, Y7; \
 	VPAND Y15, Y6, Y6; \
-	VPSHUFB Y6, Y14, Y6; \
-	VMOVDQU (4+32*j)(DI), Y7; \
-	VPABSB Y7, Y9; \
-	VPSIGNB Y7, Y6, Y6; \
-	VPMADDUBSW Y6, Y9, Y9; \
-	VPMADDWD Y8, Y9, Y9; \
-	VPADDD Y9, acc, acc
+	VPAND Y15, Y7, Y7; \
+	VPERM2I128 $0x20, Y7, Y6, Y8; \
+	VPERM2I128 $0x31, Y7, Y6, Y9; \
+	VPSHUFB Y8, Y14, Y8; \
+	VPSHUFB Y9, Y14, Y9; \
+	VMOVDQU (4+32*j)(DI), Y10; \
+	VMOVDQU (36+32*j)(DI), Y11; \
+	VPSIGNB Y10, Y8, Y8; \
+	VPSIGNB Y11, Y9, Y9; \
+	VPABSB Y10, Y10; \
+	VPABSB Y11, Y11; \
+	VPMADDUBSW Y8, Y10, Y10; \
+	VPMADDUBSW Y9, Y11, Y11; \
+	VPSHUFB (C_WORD+32*j)(R13), Y13, Y8; \
+	VPSHUFB (C_WORD+32*j+32)(R13), Y13, Y9; \
+	VPMADDWD Y8, Y10, Y10; \
+	VPMADDWD Y9, Y11, Y11; \
+	VPADDD Y10, acc1, acc1; \
+	VPADDD Y11, acc2, acc2
 
-// func iq4_XSRows(nb int, w, y *byte, out *float32, rows int, k *[25][32]byte)
+// IQ4SCALES sets Y13 to the block's eight scales-32 (int16, in both
+// 128-bit halves), from scales_h (2(SI)) and scales_l (4(SI)).
+#define IQ4SCALES \
+	MOVL 4(SI), AX; \
+	MOVQ AX, BX; \
+	SHLQ $16, BX; \
+	ORQ BX, AX; \
+	ANDQ (C_SPREAD)(R13), AX; \
+	MOVQ AX, BX; \
+	SHLQ $8, BX; \
+	ORQ BX, AX; \
+	ANDQ (C_SPREAD+8)(R13), AX; \
+	MOVQ AX, BX; \
+	SHLQ $4, BX; \
+	ORQ BX, AX; \
+	ANDQ (C_SPREAD+16)(R13), AX; \
+	MOVWQZX 2(SI), R8; \
+	MOVQ R8, BX; \
+	SHLQ $24, BX; \
+	ORQ BX, R8; \
+	ANDQ (C_SPREAD+24)(R13), R8; \
+	MOVQ R8, BX; \
+	SHLQ $12, BX; \
+	ORQ BX, R8; \
+	ANDQ (C_SPREAD+32)(R13), R8; \
+	MOVQ R8, BX; \
+	SHLQ $6, BX; \
+	ORQ BX, R8; \
+	ANDQ (C_SPREAD+40)(R13), R8; \
+	SHLQ $4, R8; \
+	ORQ R8, AX; \
+	VMOVQ AX, X13; \
+	VPSUBB C_32(R13), X13, X13; \
+	VPMOVSXBW X13, Y13; \
+	VPERMQ $0x44, Y13, Y13
+
+// func iq4_XSRows(nb int, w, y *byte, out *float32, rows int, k *[kx86RowsConstRows][32]byte)
 TEXT ·iq4_XSRows(SB), NOSPLIT, $0-48
-	KROWS
+	ROWS
 	VMOVDQU C_M4(R13), Y15
 	VMOVDQU C_IQ4(R13), Y14
 iq4xsrow:
-	TESTQ R12, R12
-	JZ iq4xsdone
-	MOVQ R11, DI
-	MOVQ R9, CX
-	VXORPS X0, X0, X0
-	TESTQ CX, CX
-	JZ iq4xsrowdone
+	ROWSTART(iq4xsdone, iq4xsrowdone)
 iq4xsblock:
-	MOVWLZX 2(SI), R10
-	MOVL 4(SI), R8
+	IQ4SCALES
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
-	IQ4SUB(0, Y1)
-	IQ4SUB(1, Y2)
-	IQ4SUB(2, Y1)
-	IQ4SUB(3, Y2)
-	IQ4SUB(4, Y1)
-	IQ4SUB(5, Y2)
-	IQ4SUB(6, Y1)
-	IQ4SUB(7, Y2)
+	IQ4PAIR(0, Y1, Y2)
+	IQ4PAIR(2, Y1, Y2)
+	IQ4PAIR(4, Y1, Y2)
+	IQ4PAIR(6, Y1, Y2)
 	VPADDD Y2, Y1, Y1
 	// fp16(d)·yd
 	MOVWLZX (SI), AX
@@ -412,13 +404,11 @@ iq4xsblock:
 	VCVTPH2PS X7, X7
 	VMULSS (DI), X7, X7
 	LANES(X7, Y1)
-	KBLOCK(const_iq4_XSBytes)
+	NEXTBLOCK(const_iq4_XSBytes)
 	JNZ iq4xsblock
 iq4xsrowdone:
 	HSUMX86
-	VMOVSS X0, (DX)
-	ADDQ $4, DX
-	DECQ R12
+	ENDROW
 	JMP iq4xsrow
 iq4xsdone:
 	VZEROUPPER
@@ -459,30 +449,12 @@ iq4xsdone:
 // Q5ROWS loads the arguments and the constants: Y15 0x0f bytes, Y14
 // q5Spread, Y13 q5Bits, Y12 16 bytes, Y11 int16 ones.
 #define Q5ROWS \
-	KROWS; \
+	ROWS; \
 	VMOVDQU C5_M4(R13), Y15; \
 	VMOVDQU C5_SPREAD(R13), Y14; \
 	VMOVDQU C5_BITS(R13), Y13; \
 	VMOVDQU C5_16(R13), Y12; \
 	VMOVDQU C5_ONES(R13), Y11
-
-// ROWSTART(done, rowdone) starts a row (X0 its lanes, X10 its summs), or
-// jumps to done if none is left (to rowdone if the row has no blocks).
-#define ROWSTART(done, rowdone) \
-	TESTQ R12, R12; \
-	JZ done; \
-	MOVQ R11, DI; \
-	MOVQ R9, CX; \
-	VXORPS X0, X0, X0; \
-	VXORPS X10, X10, X10; \
-	TESTQ CX, CX; \
-	JZ rowdone
-
-// ROWEND stores the row's result and moves to the next row.
-#define ROWEND \
-	VMOVSS X0, (DX); \
-	ADDQ $4, DX; \
-	DECQ R12
 
 // DXDY sets X5 to dx·dy, X8 to m, X9 to s (Q5_1, Q4_1: the fp16 pairs
 // d, m and d, s at the blocks' starts).
@@ -522,7 +494,7 @@ q50block:
 	JNZ q50block
 q50rowdone:
 	HSUMX86
-	ROWEND
+	ENDROW
 	JMP q50row
 q50done:
 	VZEROUPPER
@@ -548,7 +520,7 @@ q51block:
 q51rowdone:
 	HSUMX86
 	VADDSS X10, X0, X0
-	ROWEND
+	ENDROW
 	JMP q51row
 q51done:
 	VZEROUPPER
@@ -573,8 +545,190 @@ q41block:
 q41rowdone:
 	HSUMX86
 	VADDSS X10, X0, X0
-	ROWEND
+	ENDROW
 	JMP q41row
 q41done:
+	VZEROUPPER
+	RET
+
+// The DotN kernels of Q5_0, Q5_1 and Q4_1 (dotNQ5AVX2): one row against
+// four activations, each block decoded once (NIBBLES32, FIFTH) and its
+// lanes with each activation's block added to that activation's eight
+// float32 lanes (Y4..Y7) as the Rows kernels above add them. The four
+// products dx·dy are made in one vector (the activations' fp16 scales
+// gathered by VPINSR, widened by VCVTPH2PS) and broadcast from the frame;
+// Q5_1's and Q4_1's four summs = fma(m, s, summs) run in the odd lanes of
+// Y10 (the even ones are not read). R8..R11 the activations, DI the offset
+// of their current block, SI the weight block, CX blocks left.
+
+// DOT4ARGS loads the activations (from the array at AX) and the constants
+// (at R13), and clears the sums.
+#define DOT4ARGS \
+	MOVQ 0(AX), R8; \
+	MOVQ 8(AX), R9; \
+	MOVQ 16(AX), R10; \
+	MOVQ 24(AX), R11; \
+	VMOVDQU C5_M4(R13), Y15; \
+	VMOVDQU C5_SPREAD(R13), Y14; \
+	VMOVDQU C5_BITS(R13), Y13; \
+	VMOVDQU C5_16(R13), Y12; \
+	VMOVDQU C5_ONES(R13), Y11; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y10, Y10, Y10; \
+	XORQ DI, DI
+
+// DS1 sets the frame's float32s 0, 2, 4, 6 to dx·dy of the four
+// activations and runs their summs (Q8_1 activations: d, s at their
+// blocks' starts; the weight block's d, m at SI).
+#define DS1 \
+	VMOVD (R8)(DI*1), X9; \
+	VPINSRD $1, (R9)(DI*1), X9, X9; \
+	VPINSRD $2, (R10)(DI*1), X9, X9; \
+	VPINSRD $3, (R11)(DI*1), X9, X9; \
+	VCVTPH2PS X9, Y9; \
+	VMOVD (SI), X8; \
+	VCVTPH2PS X8, X8; \
+	VPBROADCASTQ X8, Y8; \
+	VFMADD231PS Y9, Y8, Y10; \
+	VMULPS Y9, Y8, Y8; \
+	VMOVUPS Y8, 0(SP)
+
+// ACT1(r, off, acc): acc = fma(dx·dy, lanes, acc) for the Q8_1 activation
+// at r (its product at off(SP)), the quants in Y1.
+#define ACT1(r, off, acc) \
+	VPMADDUBSW 4(r)(DI*1), Y1, Y0; \
+	VPMADDWD Y11, Y0, Y0; \
+	VCVTDQ2PS Y0, Y0; \
+	VBROADCASTSS off(SP), Y3; \
+	VFMADD231PS Y3, Y0, acc
+
+// DOT4ONE(acc, k) stores activation k's result: its lanes added as
+// hsumX86; DOT4ONES(acc, k) adds its summs too (lane 2k+1 of Y10, stored
+// at 32(SP)).
+#define DOT4ONE(acc, k) \
+	VMOVAPS acc, Y0; \
+	HSUMX86; \
+	VMOVSS X0, (4*k)(DX)
+
+#define DOT4ONES(acc, k) \
+	VMOVAPS acc, Y0; \
+	HSUMX86; \
+	VADDSS (32+8*k+4)(SP), X0, X0; \
+	VMOVSS X0, (4*k)(DX)
+
+// func q5_1Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+TEXT ·q5_1Dot4(SB), NOSPLIT, $64-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ y+16(FP), AX
+	MOVQ k+32(FP), R13
+	DOT4ARGS
+q51d4block:
+	NIBBLES32(8)
+	FIFTH(4)
+	DS1
+	ACT1(R8, 0, Y4)
+	ACT1(R9, 8, Y5)
+	ACT1(R10, 16, Y6)
+	ACT1(R11, 24, Y7)
+	ADDQ $const_q5_1Bytes, SI
+	ADDQ $const_q8_1Bytes, DI
+	DECQ CX
+	JNZ q51d4block
+	MOVQ out+24(FP), DX
+	VMOVUPS Y10, 32(SP)
+	DOT4ONES(Y4, 0)
+	DOT4ONES(Y5, 1)
+	DOT4ONES(Y6, 2)
+	DOT4ONES(Y7, 3)
+	VZEROUPPER
+	RET
+
+// func q4_1Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+TEXT ·q4_1Dot4(SB), NOSPLIT, $64-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ y+16(FP), AX
+	MOVQ k+32(FP), R13
+	DOT4ARGS
+q41d4block:
+	NIBBLES32(4)
+	DS1
+	ACT1(R8, 0, Y4)
+	ACT1(R9, 8, Y5)
+	ACT1(R10, 16, Y6)
+	ACT1(R11, 24, Y7)
+	ADDQ $const_q4_1Bytes, SI
+	ADDQ $const_q8_1Bytes, DI
+	DECQ CX
+	JNZ q41d4block
+	MOVQ out+24(FP), DX
+	VMOVUPS Y10, 32(SP)
+	DOT4ONES(Y4, 0)
+	DOT4ONES(Y5, 1)
+	DOT4ONES(Y6, 2)
+	DOT4ONES(Y7, 3)
+	VZEROUPPER
+	RET
+
+// DS0 sets the frame's float32s 0..3 to dx·dy of the four Q8_0
+// activations (their fp16 d at their blocks' starts, the weight block's
+// at SI).
+#define DS0 \
+	MOVWLZX (R8)(DI*1), AX; \
+	VMOVD AX, X9; \
+	MOVWLZX (R9)(DI*1), AX; \
+	VPINSRW $1, AX, X9, X9; \
+	MOVWLZX (R10)(DI*1), AX; \
+	VPINSRW $2, AX, X9, X9; \
+	MOVWLZX (R11)(DI*1), AX; \
+	VPINSRW $3, AX, X9, X9; \
+	VCVTPH2PS X9, X9; \
+	MOVWLZX (SI), AX; \
+	VMOVD AX, X8; \
+	VCVTPH2PS X8, X8; \
+	VBROADCASTSS X8, X8; \
+	VMULPS X9, X8, X8; \
+	VMOVUPS X8, 0(SP)
+
+// ACT0(r, off, acc) is ACT1 for Q5_0 and its Q8_0 activation at r: the
+// quants less 16 (VPMADDUBSW of 16 and y subtracted).
+#define ACT0(r, off, acc) \
+	VMOVDQU 2(r)(DI*1), Y3; \
+	VPMADDUBSW Y3, Y1, Y0; \
+	VPMADDUBSW Y3, Y12, Y2; \
+	VPSUBW Y2, Y0, Y0; \
+	VPMADDWD Y11, Y0, Y0; \
+	VCVTDQ2PS Y0, Y0; \
+	VBROADCASTSS off(SP), Y3; \
+	VFMADD231PS Y3, Y0, acc
+
+// func q5_0Dot4(nb int, w *byte, y *[4]*byte, out *[4]float32, k *[5][32]byte)
+TEXT ·q5_0Dot4(SB), NOSPLIT, $64-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ y+16(FP), AX
+	MOVQ k+32(FP), R13
+	DOT4ARGS
+q50d4block:
+	NIBBLES32(6)
+	FIFTH(2)
+	DS0
+	ACT0(R8, 0, Y4)
+	ACT0(R9, 4, Y5)
+	ACT0(R10, 8, Y6)
+	ACT0(R11, 12, Y7)
+	ADDQ $const_q5_0Bytes, SI
+	ADDQ $const_q8_0Bytes, DI
+	DECQ CX
+	JNZ q50d4block
+	MOVQ out+24(FP), DX
+	DOT4ONE(Y4, 0)
+	DOT4ONE(Y5, 1)
+	DOT4ONE(Y6, 2)
+	DOT4ONE(Y7, 3)
 	VZEROUPPER
 	RET

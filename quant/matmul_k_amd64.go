@@ -109,7 +109,7 @@ func dotRowsNQ4_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 				mins := q4KDecode(x, &q, &sc, &scm, mnm, m4)
 				// lanes 2j, 2j+1: d, dmin (as dotQ4_KAVX2: fp16 times the activation's scale)
 				h := binary.LittleEndian.Uint32(x[:])
-				f := archsimd.BroadcastUint64x4(uint64(math.Float32bits(halfToFloat(uint16(h)))) | uint64(math.Float32bits(halfToFloat(uint16(h>>16))))<<32).AsFloat32x8()
+				f := broadcast64(uint64(halfBits(uint16(h))) | uint64(halfBits(uint16(h>>16)))<<32).AsFloat32x8()
 				for o := range no {
 					s0, s1 := kDots8(&q, &sc, mins, (*[8]*[q8_KBytes]byte)(ya.y[8*o:]))
 					ta := f.Mul(yd[2*o]).Mul(s0.ConvertToFloat32())

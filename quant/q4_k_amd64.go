@@ -120,14 +120,14 @@ func scalesMinsK4Array(q *[12]byte) (sc, mn uint64) {
 func q4KDecode(x *[q4_KBytes]byte, q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, scm *[8]archsimd.Int8x32, mnm archsimd.Int8x32, m4 archsimd.Uint8x32) archsimd.Int16x16 {
 	for g := range 4 {
 		v := load32((*[32]byte)(x[16+32*g:]))
-		q[2*g], q[2*g+1] = v.And(m4), v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4)
+		q[2*g], q[2*g+1] = v.And(m4), srl(v, 4).And(m4)
 	}
 	scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
-	scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
+	scv := broadcast64(scl).AsInt8x32()
 	for k := range sc {
 		sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
 	}
-	return archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+	return broadcast64(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
 }
 
 // pairedScales returns the four K-block activation scales y0..y3 each

@@ -122,16 +122,10 @@ func dotQ4_1AVX2(n int, w, act []byte) float32 {
 // with dx·dy, m·s to summs (lane 0 of a vector) by one.
 
 // The DotN kernels: four activations at a time, each block is decoded once
-// (dec: the unsigned quants) and its lanes with each activation's block
-// added to that activation's accumulators as the one-activation kernel
-// does; the last len(acts)%4 activations go through the Dot kernel.
-
-// The formats of dotNQ5AVX2.
-const (
-	kindQ5_0 = iota
-	kindQ5_1
-	kindQ4_1
-)
+// and its lanes with each activation's block added to that activation's
+// accumulators as the one-activation kernel does (q5_0Dot4, q5_1Dot4,
+// q4_1Dot4 in kx86_rows_amd64.s); the last len(acts)%4 activations go
+// through the Dot kernel.
 
 func dotNQ5_0AVX2(n int, w []byte, acts [][]byte, out []float32) {
 	dotNQ5AVX2(kindQ5_0, n, w, acts, out)
@@ -157,7 +151,16 @@ func dotRowsNQ4_1AVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 	eachRow(dotNQ4_1AVX2, n/qk*q4_1Bytes, n, w, acts, outs, at)
 }
 
-// dotNQ5AVX2 is the DotN kernel of Q5_0, Q5_1 or Q4_1 (kind).
+// The formats of dotNQ5AVX2.
+const (
+	kindQ5_0 = iota
+	kindQ5_1
+	kindQ4_1
+)
+
+// dotNQ5AVX2 is the DotN kernel of Q5_0, Q5_1 or Q4_1 (kind). (The
+// four-activation kernels are called by name: the activations' pointers
+// passed to a func value would escape.)
 func dotNQ5AVX2(kind, n int, w []byte, acts [][]byte, out []float32) {
 	nb := n / qk
 	xsize, ysize, dot := q5_0Bytes, q8_0Bytes, dotQ5_0AVX2
@@ -169,48 +172,18 @@ func dotNQ5AVX2(kind, n int, w []byte, acts [][]byte, out []float32) {
 	}
 	w = w[:nb*xsize]
 	out = out[:len(acts)]
-	c := q5Consts()
 	i := 0
-	for ; i+4 <= len(acts); i += 4 {
-		var (
-			acc   [4]archsimd.Float32x8
-			summs [4]archsimd.Float32x4
-		)
-		a := [4][]byte{acts[i][:nb*ysize], acts[i+1][:nb*ysize], acts[i+2][:nb*ysize], acts[i+3][:nb*ysize]}
-		for b := range nb {
-			x := w[b*xsize : (b+1)*xsize]
+	if nb > 0 {
+		for ; i+4 <= len(acts); i += 4 {
+			y := [4]*byte{&acts[i][:nb*ysize][0], &acts[i+1][:nb*ysize][0], &acts[i+2][:nb*ysize][0], &acts[i+3][:nb*ysize][0]}
+			o := (*[4]float32)(out[i:])
 			switch kind {
 			case kindQ5_0:
-				q := quants5((*[16]byte)(x[6:]), binary.LittleEndian.Uint32(x[2:]), &c)
-				dx := halfToFloat(binary.LittleEndian.Uint16(x))
-				for k := range 4 {
-					y := (*[q8_0Bytes]byte)(a[k][b*q8_0Bytes:])
-					yv := load32((*[32]byte)(y[2:])).BitsToInt8()
-					lanes := q.DotProductPairsSaturated(yv).Sub(c.sixteen.DotProductPairsSaturated(yv)).DotProductPairs(c.ones)
-					d := archsimd.BroadcastFloat32x8(dx * halfToFloat(binary.LittleEndian.Uint16(y[:])))
-					acc[k] = d.MulAdd(lanes.ConvertToFloat32(), acc[k])
-				}
+				q5_0Dot4(nb, &w[0], &y, o, &q5RowsConsts)
+			case kindQ5_1:
+				q5_1Dot4(nb, &w[0], &y, o, &q5RowsConsts)
 			default:
-				var q archsimd.Uint8x32
-				if kind == kindQ5_1 {
-					q = quants5((*[16]byte)(x[8:]), binary.LittleEndian.Uint32(x[4:]), &c)
-				} else {
-					q = nibbles32((*[16]byte)(x[4:]), c.m4)
-				}
-				for k := range 4 {
-					y := a[k][b*q8_1Bytes : (b+1)*q8_1Bytes]
-					lanes := q.DotProductPairsSaturated(load32((*[32]byte)(y[4:])).BitsToInt8()).DotProductPairs(c.ones)
-					hx, hy := binary.LittleEndian.Uint32(x), binary.LittleEndian.Uint32(y) // d, m; d, s
-					d, m, sy := halfToFloat(uint16(hx))*halfToFloat(uint16(hy)), halfToFloat(uint16(hx>>16)), halfToFloat(uint16(hy>>16))
-					acc[k] = lanes.ConvertToFloat32().MulAdd(archsimd.BroadcastFloat32x8(d), acc[k])
-					summs[k] = archsimd.BroadcastFloat32x4(m).MulAdd(archsimd.BroadcastFloat32x4(sy), summs[k])
-				}
-			}
-		}
-		for k := range 4 {
-			out[i+k] = accX86(acc[k])
-			if kind != kindQ5_0 {
-				out[i+k] += summs[k].GetElem(0)
+				q4_1Dot4(nb, &w[0], &y, o, &q5RowsConsts)
 			}
 		}
 	}

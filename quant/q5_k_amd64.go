@@ -61,8 +61,9 @@ func q5KBlockAVX2(x *[q5_KBytes]byte, yb *[q8_KBytes]byte, scm *[8]archsimd.Int8
 // of v with the fifth bits at bit b of qh's bytes (hb), the high nibbles
 // with those at bit b+1.
 func q5KQuants(v archsimd.Uint8x32, hb archsimd.Uint16x16, b uint64, m4, m1 archsimd.Uint8x32) (lo, hi archsimd.Uint8x32) {
-	lo = v.And(m4).Or(hb.ShiftAllRight(b).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(4).AsUint8x32())
-	hi = v.ReshapeToUint16s().ShiftAllRight(4).AsUint8x32().And(m4).Or(hb.ShiftAllRight(b + 1).AsUint8x32().And(m1).ReshapeToUint16s().ShiftAllLeft(4).AsUint8x32())
+	h := hb.AsUint8x32()
+	lo = v.And(m4).Or(sll(srl(h, int(b)).And(m1), 4))
+	hi = srl(v, 4).And(m4).Or(sll(srl(h, int(b)+1).And(m1), 4))
 	return lo, hi
 }
 
@@ -131,7 +132,7 @@ func dotNQ5_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
 // in the int16 lanes m0 m0 m1 m1 … that meet the activation's bsums.
 func q5KDecode(x *[q5_KBytes]byte, q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int16x16, scm *[8]archsimd.Int8x32, mnm archsimd.Int8x32, m4, m1 archsimd.Uint8x32) archsimd.Int16x16 {
 	scl, mnl := scalesMinsK4Array((*[12]byte)(x[4:]))
-	scv := archsimd.BroadcastUint64x4(scl).AsInt8x32()
+	scv := broadcast64(scl).AsInt8x32()
 	for k := range sc {
 		sc[k] = scv.PermuteOrZeroGrouped(scm[k]).AsInt16x16()
 	}
@@ -140,5 +141,5 @@ func q5KDecode(x *[q5_KBytes]byte, q *[8]archsimd.Uint8x32, sc *[8]archsimd.Int1
 	q[2], q[3] = q5KQuants(load32((*[32]byte)(x[80:])), hb, 2, m4, m1)
 	q[4], q[5] = q5KQuants(load32((*[32]byte)(x[112:])), hb, 4, m4, m1)
 	q[6], q[7] = q5KQuants(load32((*[32]byte)(x[144:])), hb, 6, m4, m1)
-	return archsimd.BroadcastUint64x4(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
+	return broadcast64(mnl).AsInt8x32().PermuteOrZeroGrouped(mnm).AsInt16x16()
 }
