@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-
 )
 
 // ErrState is wrapped by every reason a session state is not saved or not
