@@ -242,7 +242,7 @@ function downloadError(m, name, url, opts) {
     case "busy":
       return new ModelLoadError(`could not store ${name}: ${m.message}`);
     case "network":
-      return new ModelLoadError(`could not fetch ${url}: ${m.message}. What was downloaded is kept: loading it again resumes there.`);
+      return new ModelLoadError(`could not fetch ${url}: ${m.message}.` + (m.kept ? " What was downloaded is kept: loading it again resumes there." : " Nothing was kept."));
     default:
       return new ModelLoadError(`could not fetch ${url}: ${m.message}. Nothing was kept.`);
   }

@@ -415,13 +415,20 @@ async function openShards(source, opts) {
     ...opts,
     onProgress: opts.onProgress && ((q) => opts.onProgress({ ...q, loaded: done + q.loaded, total: Math.max(total, done + q.total), fraction: total ? (done + q.loaded) / total : 0, name })),
   };
-  for (const p of parts) {
-    if (!p.blob) {
-      let hit = null;
-      if (cache && (await download(cache, p.url, p.name, partOpts))) hit = await cache.match(p.url);
-      p.blob = hit ? await hit.blob() : await (await fetchOK(p.url, opts)).resp.blob();
+  try {
+    for (const p of parts) {
+      if (!p.blob) {
+        let hit = null;
+        if (cache && (await download(cache, p.url, p.name, partOpts))) hit = await cache.match(p.url);
+        p.blob = hit ? await hit.blob() : await (await fetchOK(p.url, opts)).resp.blob();
+        p.fetched = true;
+      }
+      done += p.blob.size;
     }
-    done += p.blob.size;
+  } catch (e) {
+    // A shard refused (its header, a quota): the shards downloaded for this set are not kept either.
+    if (cache && !(opts.signal && opts.signal.aborted)) for (const p of parts) if (p.fetched) await cache.delete(p.url).catch(() => {});
+    throw e;
   }
   const sizes = parts.map((p) => p.blob.size);
   const size = sizes.reduce((a, b) => a + b, 0);

@@ -20,11 +20,11 @@
 // Page → worker: start {url, key, connections, chunkBytes, retries, maxBytes}, abort {}
 // Worker → page: progress {loaded, total, ranged, connections, resumed}
 //                done {total, ranged, fetched, resumed}
-//                error {kind, message, total?, usage?, quota?}: kind "quota" (the
+//                error {kind, message, kept (the partial file stays), total?, usage?, quota?}: kind "quota" (the
 //                  storage refused the bytes: nothing kept), "tooLarge", "http",
 //                  "integrity" (the server's answers disagree: nothing kept),
 //                  "network" (retries exhausted: the partial file is kept to
-//                  resume), "aborted" (kept), "unsupported" (no sync access
+//                  resume, if ranged), "aborted" (kept, if ranged), "unsupported" (no sync access
 //                  handles here: nothing was done), "busy" (the file is open
 //                  elsewhere, another tab downloading it)
 "use strict";
@@ -56,7 +56,6 @@ class Failure extends Error {
   }
 }
 
-const missing = (e) => e && (e.name === "NotFoundError" || e.name === "TypeMismatchError");
 const sleep = (ms, signal) => new Promise((resolve) => {
   const t = setTimeout(resolve, ms);
   signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
@@ -93,19 +92,22 @@ async function run(m, signal) {
     data.close();
     throw e;
   }
-  let keep = true; // whether the partial file stays (to resume) when this fails
+  let keep = true, failed = false; // keep: whether the partial file stays (to resume) if this fails
   try {
     return await download(m, signal, data, part, () => { keep = false; });
   } catch (e) {
+    failed = true;
     if (e.kind === "quota" || e.kind === "integrity" || e.kind === "tooLarge" || e.kind === "http") keep = false;
     if (signal.aborted && !e.kind) e = new Failure("aborted", "the download was aborted");
+    if (!(e instanceof Failure)) e = new Failure("network", String(e && e.message || e));
+    e.fields = { ...(e.fields || {}), kept: keep };
     throw e;
   } finally {
     data.flush();
     data.close();
     part.close();
-    if (!keep) {
-      for (const n of [m.key + ".gguf", m.key + ".part"]) await dir.removeEntry(n).catch((e) => { if (!missing(e)) throw e; });
+    if (failed && !keep) {
+      for (const n of [m.key + ".gguf", m.key + ".part"]) await dir.removeEntry(n).catch(() => {});
     }
   }
 }
@@ -222,7 +224,8 @@ async function download(m, signal, data, part, discard) {
     ranged = false;
     rec = null;
     part.truncate(0);
-    const r = await plain(m, signal, data, resp, discard, (n, reset) => { fetched += n; loaded = reset ? 0 : loaded + n; progress(reset); }, (t) => { rec = { total: t }; progress(true); });
+    discard(); // without ranges a cut download cannot resume: whatever stops it keeps nothing
+    const r = await plain(m, signal, data, resp, (n, reset) => { fetched += n; loaded = reset ? 0 : loaded + n; progress(reset); }, (t) => { rec = { total: t }; progress(true); });
     if (!rec.total) rec.total = r.total;
     progress(true);
     return r;
@@ -321,7 +324,7 @@ async function ranges(m, signal, data, part, rec, len, first, connections, count
 
 // plain writes a whole 200 response from the start, and starts over (at
 // most m.retries times) when it is cut off.
-async function plain(m, signal, data, resp, discard, count, announce) {
+async function plain(m, signal, data, resp, count, announce) {
   let fetched = 0;
   for (let attempt = 0; ; attempt++) {
     const encoded = resp.headers.get("content-encoding");
@@ -360,7 +363,6 @@ async function plain(m, signal, data, resp, discard, count, announce) {
     } catch (e) {
       if (e.kind || signal.aborted) throw e;
       if (attempt >= m.retries) {
-        discard(); // without ranges there is nothing to resume from
         throw new Failure("network", `${e.message || e} (the server does not serve ranges, so a cut download starts over: ${m.retries} retries from the start failed)`);
       }
       count(0, true);

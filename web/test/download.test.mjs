@@ -137,6 +137,8 @@ test("a server without range support: one plain download, and the progress says 
     assert.equal(r.events.at(-1).loaded, size);
     assert.equal(host.stats.requests.length, 2, "the cut download started over once");
     assert.ok(host.stats.requests.every((q) => q.status === 200));
+    const names = await page.evaluate(() => window.opfs());
+    assert.ok(names.length === 2 && !names.some((n) => n.endsWith(".part")), names.join(" "));
   });
 });
 
