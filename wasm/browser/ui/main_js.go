@@ -191,8 +191,10 @@ func (u *ui) load(source js.Value, label string) {
 		p := a[0]
 		box.RemoveAttribute("hidden")
 		bar.SetValue(p.Get("fraction").Float())
-		r := p.Get("ranged")
-		how := app.Download(r.Type() == js.TypeBoolean, r.Truthy(), p.Get("connections").Int(), p.Get("resumed").Float())
+		how := "" // a download's fields (ranged, connections, resumed); reading the stored file has none
+		if r := p.Get("ranged"); r.Type() == js.TypeBoolean {
+			how = app.Download(true, r.Bool(), p.Get("connections").Int(), p.Get("resumed").Float())
+		}
 		u.setText("progress-text", app.Progress(p.Get("loaded").Float(), p.Get("total").Float(), p.Get("bytesPerSec").Float(), p.Get("fromCache").Truthy(), how))
 		return nil
 	})
