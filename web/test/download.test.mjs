@@ -4,8 +4,8 @@
 // ranges or a broken file: the model loads with the same output as the
 // file itself, over parallel ranged requests, fetching barely more than its
 // size; a download cut off resumes after a reload; a file that fails the
-// size and GGUF checks, or a quota too small, keeps nothing; a stored model
-// loads with no request.
+// size and GGUF checks, one that changes on the server midway, or a quota
+// too small, keeps nothing; a stored model loads with no request.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync, statSync } from "node:fs";
@@ -23,7 +23,7 @@ before(async () => {
   browser = await launch();
   const model = join(testdata, "stories260K.gguf");
   size = statSync(model).size;
-  for (const n of ["a.gguf", "b.gguf", "c.gguf", "quota.gguf"]) copyFileSync(model, join(dir, n));
+  for (const n of ["a.gguf", "b.gguf", "c.gguf", "quota.gguf", "changed.gguf"]) copyFileSync(model, join(dir, n));
   copyFileSync(model, join(server.models, "ref.gguf"));
   const bytes = readFileSync(model);
   writeFileSync(join(dir, "cut.gguf"), bytes.subarray(0, Math.floor(size * 0.7)));
@@ -64,7 +64,7 @@ function reset() {
   host.stats.requests.length = 0;
   host.stats.bytes = 0;
   host.stats.maxOpen = 0;
-  Object.assign(host.faults, { ranges: true, drops: 0, dropAfter: 0, stalls: 0, stallAfter: 0, delayMs: 0 });
+  Object.assign(host.faults, { ranges: true, drops: 0, dropAfter: 0, stalls: 0, stallAfter: 0, delayMs: 0, changeAfter: -1 });
 }
 
 test("ranged connections in parallel survive dropped connections; the stored model loads with no request", async () => {
@@ -142,7 +142,7 @@ test("a server without range support: one plain download, and the progress says 
   });
 });
 
-test("a truncated or foreign file, and a quota too small, are refused clearly and keep nothing", async () => {
+test("a truncated or foreign file, a file changed during the download, and a quota too small are refused clearly and keep nothing", async () => {
   reset();
   await withPage(async (page) => {
     const cut = await page.evaluate((u) => window.gen(u, { workers: 1 }), `${host.url}cut.gguf`);
@@ -151,6 +151,12 @@ test("a truncated or foreign file, and a quota too small, are refused clearly an
     assert.match(junk.error, /^ModelLoadError: junk\.gguf is not a complete GGUF file: it does not start with GGUF's magic/);
     assert.deepEqual(await page.evaluate(() => window.opfs()), []);
     assert.deepEqual(cut.cached.concat(junk.cached), []);
+
+    host.faults.changeAfter = 2; // the third response is of another file
+    const changed = await page.evaluate((u) => window.gen(u, { workers: 1, chunkBytes: 256 << 10, connections: 1 }), `${host.url}changed.gguf`);
+    assert.match(changed.error, /^ModelLoadError: could not fetch .*changed\.gguf: the file changed on the server during the download \(its ETag or Last-Modified differ\)\. Nothing was kept\./);
+    assert.deepEqual(await page.evaluate(() => window.opfs()), []);
+    host.faults.changeAfter = -1;
 
     const q = await page.evaluate((u) => window.gen(u, { workers: 1, storeWorkerURL: "quota-worker.js?quota=100000" }), `${host.url}quota.gguf`);
     assert.match(q.error, /^ModelLoadError: quota\.gguf is \d\.\d MB: more than the browser lets this site store \(.* free of a quota of .*, .* in use\)\. Nothing was kept\./);

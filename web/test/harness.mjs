@@ -71,13 +71,14 @@ export function picolmCLI() {
 //   drops: n, dropAfter: b   the next n responses are cut (socket destroyed) after b body bytes
 //   stalls: n, stallAfter: b the next n responses send b body bytes, then nothing more
 //   delayMs: ms     each body is sent ms after its headers (requests overlap)
+//   changeAfter: n  responses after the next n have another ETag (the file changed)
 // server.stats: {requests: [{range, status}], bytes (body bytes written),
 // maxOpen (the most responses open at once)}.
 // Resolves {url (ending in /), faults, stats, stop}.
 export async function startRangeServer(dir) {
   const { createServer } = await import("node:http");
   const { readFileSync, statSync } = await import("node:fs");
-  const faults = { ranges: true, drops: 0, dropAfter: 0, stalls: 0, stallAfter: 0, delayMs: 0 };
+  const faults = { ranges: true, drops: 0, dropAfter: 0, stalls: 0, stallAfter: 0, delayMs: 0, changeAfter: -1 };
   const stats = { requests: [], bytes: 0, maxOpen: 0 };
   const hung = new Set();
   let open = 0;
@@ -96,7 +97,9 @@ export async function startRangeServer(dir) {
     let st;
     try { st = statSync(file); } catch { res.writeHead(404); return res.end(); }
     const size = st.size;
-    const etag = `"${st.mtimeMs.toString(36)}-${size}"`;
+    let etag = `"${st.mtimeMs.toString(36)}-${size}"`;
+    if (faults.changeAfter === 0) etag = `"changed-${size}"`;
+    else if (faults.changeAfter > 0) faults.changeAfter--;
     let start = 0, end = size - 1, status = 200;
     const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range || "");
     const headers = { "Content-Type": "application/octet-stream", ETag: etag };
