@@ -269,6 +269,12 @@ async function openSource(src, opts) {
 // returns false when the Cache API cannot hold it (quota, private windows);
 // OPFS's quota error is thrown, naming the sizes.
 async function download(cache, url, name, opts) {
+  if (opts.connections != null && !(Number.isInteger(opts.connections) && opts.connections >= 1 && opts.connections <= 16)) {
+    throw new BadRequestError(`connections must be an integer from 1 to 16, got ${opts.connections}`, "connections");
+  }
+  if (opts.chunkBytes != null && !(Number.isSafeInteger(opts.chunkBytes) && opts.chunkBytes >= 64 << 10)) {
+    throw new BadRequestError(`chunkBytes must be an integer of at least 65536, got ${opts.chunkBytes}`, "chunkBytes");
+  }
   if (typeof cache.download === "function") {
     storageInfo(true).catch(() => {}); // ask for persistent storage (navigator.storage.persist) once models are kept
     const r = await cache.download(url, {

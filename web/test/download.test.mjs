@@ -158,6 +158,11 @@ test("a truncated or foreign file, a file changed during the download, and a quo
     assert.deepEqual(await page.evaluate(() => window.opfs()), []);
     host.faults.changeAfter = -1;
 
+    const bad = await page.evaluate((u) => window.gen(u, { workers: 1, connections: 0 }), `${host.url}a.gguf`);
+    assert.match(bad.error, /^BadRequestError: connections must be an integer from 1 to 16, got 0/);
+    const small = await page.evaluate((u) => window.gen(u, { workers: 1, chunkBytes: 1000 }), `${host.url}a.gguf`);
+    assert.match(small.error, /^BadRequestError: chunkBytes must be an integer of at least 65536, got 1000/);
+
     const q = await page.evaluate((u) => window.gen(u, { workers: 1, storeWorkerURL: "quota-worker.js?quota=100000" }), `${host.url}quota.gguf`);
     assert.match(q.error, /^ModelLoadError: quota\.gguf is \d\.\d MB: more than the browser lets this site store \(.* free of a quota of .*, .* in use\)\. Nothing was kept\./);
     assert.equal(q.code, "model_load");
