@@ -10,6 +10,9 @@
 //   model_load    ModelLoadError: the model could not be fetched or loaded
 //   aborted       AbortError (name "AbortError", as fetch's): the caller's
 //                 AbortSignal ended the request
+//   state         StateError: a session state (saveState, restoreState) was
+//                 refused: another model's, truncated or corrupted (its
+//                 checksum), none of that name, a model split over Workers
 //   no_model      no model is loaded (after unload)
 //   engine        anything else: the engine Worker failed or was terminated
 
@@ -47,6 +50,14 @@ export class ModelLoadError extends PicoLMError {
   }
 }
 
+/** A session state that cannot be saved or restored (another model's, corrupted, missing, a split model). */
+export class StateError extends PicoLMError {
+  constructor(message, options = undefined) {
+    super(message, "state", options);
+    this.name = "StateError";
+  }
+}
+
 /** The caller's AbortSignal ended the request. Its name is "AbortError", as fetch's rejection. */
 export class AbortError extends PicoLMError {
   constructor(message = "the request was aborted", options = undefined) {
@@ -62,6 +73,7 @@ export function fromWorker(msg) {
     case "embeddings_not_supported": { const e = new BadRequestError(msg.message, msg.param || "model"); e.code = msg.code; return e; }
     case "context_full": return new ContextFullError(msg.message);
     case "model_load": return new ModelLoadError(msg.message);
+    case "state": return new StateError(msg.message);
     default: return new PicoLMError(msg.message, msg.code || "engine");
   }
 }

@@ -3,7 +3,7 @@
 // typecheck` against web/types/example.ts, which uses every call.
 
 /** What kind of failure a PicoLMError is. */
-export type PicoLMErrorCode = "bad_request" | "context_full" | "model_load" | "aborted" | "no_model" | "engine";
+export type PicoLMErrorCode = "bad_request" | "context_full" | "model_load" | "aborted" | "no_model" | "state" | "engine";
 
 /** A failure of picolm.js. */
 export class PicoLMError extends Error {
@@ -25,6 +25,14 @@ export class ContextFullError extends PicoLMError {
 export class ModelLoadError extends PicoLMError {
   constructor(message: string, options?: ErrorOptions);
   readonly code: "model_load";
+}
+/**
+ * A session state that cannot be saved or restored: another model's, truncated or corrupted (its checksum),
+ * none saved under the name, or a model split over several Workers.
+ */
+export class StateError extends PicoLMError {
+  constructor(message: string, options?: ErrorOptions);
+  readonly code: "state";
 }
 /** The caller's AbortSignal ended the request (name "AbortError"). */
 export class AbortError extends PicoLMError {
@@ -52,13 +60,28 @@ export interface LoadProgress {
   bytesPerSec: number;
   fromCache: boolean;
   name: string;
+  /**
+   * Only while downloading: false when the server serves no ranges (one plain download, which starts over if it is cut
+   * off), true for ranged connections.
+   */
+  ranged?: boolean;
+  /** Only while downloading: the connections the download runs over. */
+  connections?: number;
+  /** Only while downloading: bytes on disk from an earlier, cut-off attempt (the download resumed there). */
+  resumed?: number;
 }
 
 export interface LoadOptions {
   onProgress?: (p: LoadProgress) => void;
   signal?: AbortSignal;
-  /** Keep models fetched by URL in the Cache API (default true). */
+  /** Keep models fetched by URL in the Origin Private File System, or the Cache API where there is none (default true). */
   cache?: boolean;
+  /** Ranged requests a download runs at once (default 4). */
+  connections?: number;
+  /** Bytes each ranged request of a download fetches (default 16 MiB). */
+  chunkBytes?: number;
+  /** The download worker's script (default: store-worker.js beside picolm.js). */
+  storeWorkerURL?: string | URL;
   /** The engine's worker script (default: worker.js beside picolm.js). */
   workerURL?: string | URL;
   /** Web Workers to split the model over (default defaultWorkers()). */
@@ -191,6 +214,23 @@ export interface Generation extends AsyncIterableIterator<string> {
   stats: RunStats | null;
 }
 
+export interface CachedModel {
+  url: string;
+  /** Bytes on disk. */
+  bytes: number;
+  cachedAt?: string | null;
+  /** An unfinished download of total bytes. */
+  partial?: true;
+  total?: number;
+}
+
+export interface StorageInfo {
+  /** Whether the browser keeps the site's storage under pressure (navigator.storage.persist granted). */
+  persisted: boolean;
+  usage: number;
+  quota: number;
+}
+
 export class PicoLM {
   private constructor();
   static load(source?: ModelSource, opts?: LoadOptions): Promise<PicoLM>;
@@ -213,8 +253,26 @@ export class PicoLM {
   stop(): void;
   /** Terminate the Workers and free the model's memory. */
   unload(): void;
-  static cached(): Promise<{ url: string; bytes: number; cachedAt: string | null }[]>;
+  /**
+   * Save the session's KV state (the chat so far) in OPFS under name: bound to this model and checksummed.
+   * A model split over several Workers is refused with a StateError (load it with workers: 1).
+   */
+  saveState(name: string): Promise<{ name: string; bytes: number; positions: number }>;
+  /**
+   * Restore a state saved under name: the next generation whose prompt starts with its tokens continues from it.
+   * Another model's, a corrupted one, a missing name or a split model: StateError.
+   */
+  restoreState(name: string): Promise<{ name: string; positions: number }>;
+  /** The saved states. */
+  static states(): Promise<{ name: string; bytes: number; savedAt: string }[]>;
+  /** Delete a saved state; true if there was one. */
+  static deleteState(name: string): Promise<boolean>;
+  /** Cached models, then unfinished downloads (partial: true; loading their URL resumes them). */
+  static cached(): Promise<CachedModel[]>;
+  /** Remove a cached model or an unfinished download of it; true if it was there. */
   static deleteCached(url: string): Promise<boolean>;
+  /** The site's storage: persisted, usage and quota in bytes; asks navigator.storage.persist() unless persist is false. */
+  static storage(opts?: { persist?: boolean }): Promise<StorageInfo>;
   static formatBytes(n: number): string;
 }
 export default PicoLM;

@@ -12,6 +12,12 @@
 // it exists once in memory after loading. Models fetched by URL are kept in the
 // Origin Private File System (web/cache.js; the Cache API where the browser has
 // no OPFS); PicoLM.cached() lists them and PicoLM.deleteCached(url) drops one.
+// A download into OPFS runs several ranged connections at once
+// (web/store-worker.js) and resumes where it stopped after a dropped
+// connection or a reload; it is checked by size and GGUF header before it
+// counts as stored. m.saveState(name) and m.restoreState(name) keep a
+// session's KV state in OPFS (the CLI's --cache file: bound to the model,
+// checksummed).
 //
 // Go runs one thread per wasm instance, so where the page is cross-origin
 // isolated (SharedArrayBuffer) a model can be split over several Workers
@@ -30,12 +36,12 @@
 // it) or from all its files at once (picked or dropped together): the shards
 // are laid end to end in the engine's memory and joined there (openShards).
 
-import { openModelStore } from "./cache.js";
+import { openModelStore, formatBytes, checkGGUF, storageInfo, writeState, readState, deleteState, listStates } from "./cache.js";
 
 import { PicoLMError, AbortError, BadRequestError, ModelLoadError, fromWorker } from "./errors.js";
 import { Chat, Completions, Embeddings } from "./openai.js";
 
-export { PicoLMError, BadRequestError, ContextFullError, ModelLoadError, AbortError } from "./errors.js";
+export { PicoLMError, BadRequestError, ContextFullError, ModelLoadError, AbortError, StateError } from "./errors.js";
 export { Chat, ChatCompletions, Completions, Embeddings } from "./openai.js";
 
 const CACHE = "picolm-models-v1";
@@ -98,14 +104,6 @@ function buildFor(opts) {
   const b = opts.build ?? wasmBuild();
   if (!BUILDS.includes(b)) throw new BadRequestError(`build must be one of ${BUILDS.join(", ")}, got ${b}`, "build");
   return b;
-}
-
-function formatBytes(n) {
-  if (n < 1000) return n + " B";
-  const units = ["KB", "MB", "GB", "TB"];
-  let u = -1;
-  do { n /= 1000; u++; } while (n >= 1000 && u < units.length - 1);
-  return (n < 10 ? n.toFixed(1) : n.toFixed(0)) + " " + units[u];
 }
 
 function tooLarge(name, size) {
@@ -264,9 +262,27 @@ async function openSource(src, opts) {
 }
 
 // download stores url in the cache, reporting progress; the body streams to
-// the cache's disk storage without being held in memory. It returns false
-// when the cache cannot hold it (quota, private windows).
+// the cache's disk storage without being held in memory. Into OPFS it runs
+// opts.connections (default 4) ranged requests at once and resumes a partial
+// download (ModelStore.download); into the Cache API it is one request. The
+// bytes are checked by size and GGUF header before they count as stored. It
+// returns false when the Cache API cannot hold it (quota, private windows);
+// OPFS's quota error is thrown, naming the sizes.
 async function download(cache, url, name, opts) {
+  if (opts.connections != null && !(Number.isInteger(opts.connections) && opts.connections >= 1 && opts.connections <= 16)) {
+    throw new BadRequestError(`connections must be an integer from 1 to 16, got ${opts.connections}`, "connections");
+  }
+  if (opts.chunkBytes != null && !(Number.isSafeInteger(opts.chunkBytes) && opts.chunkBytes >= 64 << 10)) {
+    throw new BadRequestError(`chunkBytes must be an integer of at least 65536, got ${opts.chunkBytes}`, "chunkBytes");
+  }
+  if (typeof cache.download === "function") {
+    storageInfo(true).catch(() => {}); // ask for persistent storage (navigator.storage.persist) once models are kept
+    const r = await cache.download(url, {
+      name, signal: opts.signal, onProgress: opts.onProgress, connections: opts.connections, chunkBytes: opts.chunkBytes,
+      workerURL: opts.storeWorkerURL, maxBytes: maxModelBytes, tooLarge: (size) => tooLarge(name, size),
+    });
+    if (r) return true; // else no sync access handles here: one request into the store's put
+  }
   const { resp, ctl } = await fetchOK(url, opts);
   const size = Number(resp.headers.get("content-length")) || 0;
   if (size > maxModelBytes) {
@@ -281,7 +297,7 @@ async function download(cache, url, name, opts) {
       if (loaded > maxModelBytes) throw tooLarge(name, loaded);
       if (opts.onProgress) {
         const secs = (performance.now() - started) / 1000;
-        opts.onProgress({ loaded, total: size || loaded, fraction: size ? loaded / size : 0, bytesPerSec: secs > 0 ? loaded / secs : 0, fromCache: false, name });
+        opts.onProgress({ loaded, total: size || loaded, fraction: size ? loaded / size : 0, bytesPerSec: secs > 0 ? loaded / secs : 0, fromCache: false, name, ranged: false, connections: 1, resumed: 0 });
       }
       out.enqueue(chunk);
     },
@@ -289,12 +305,23 @@ async function download(cache, url, name, opts) {
   const headers = { "content-type": "application/octet-stream", "x-picolm-cached": new Date().toISOString() };
   try {
     await cache.put(url, new Response(counted, { headers }));
-    return true;
   } catch (e) {
     await cache.delete(url).catch(() => {});
     if (e instanceof PicoLMError || (opts.signal && opts.signal.aborted)) throw e;
     return false; // the cache refused it (quota): the caller streams instead
   }
+  try {
+    const hit = await cache.match(url);
+    const blob = hit && (await hit.blob());
+    if (!blob) return false;
+    const encoded = resp.headers.get("content-encoding");
+    if (size && (!encoded || encoded === "identity") && blob.size !== size) throw new ModelLoadError(`${name}: ${blob.size} bytes were stored, the server announced ${size}. Nothing was stored.`);
+    await checkGGUF(blob, name);
+  } catch (e) {
+    await cache.delete(url).catch(() => {});
+    throw e;
+  }
+  return true;
 }
 
 // SHARD_TAIL matches the end of a shard's name, "-00001-of-00003.gguf"
@@ -394,13 +421,20 @@ async function openShards(source, opts) {
     ...opts,
     onProgress: opts.onProgress && ((q) => opts.onProgress({ ...q, loaded: done + q.loaded, total: Math.max(total, done + q.total), fraction: total ? (done + q.loaded) / total : 0, name })),
   };
-  for (const p of parts) {
-    if (!p.blob) {
-      let hit = null;
-      if (cache && (await download(cache, p.url, p.name, partOpts))) hit = await cache.match(p.url);
-      p.blob = hit ? await hit.blob() : await (await fetchOK(p.url, opts)).resp.blob();
+  try {
+    for (const p of parts) {
+      if (!p.blob) {
+        let hit = null;
+        if (cache && (await download(cache, p.url, p.name, partOpts))) hit = await cache.match(p.url);
+        p.blob = hit ? await hit.blob() : await (await fetchOK(p.url, opts)).resp.blob();
+        p.fetched = true;
+      }
+      done += p.blob.size;
     }
-    done += p.blob.size;
+  } catch (e) {
+    // A shard refused (its header, a quota): the shards downloaded for this set are not kept either.
+    if (cache && !(opts.signal && opts.signal.aborted)) for (const p of parts) if (p.fetched) await cache.delete(p.url).catch(() => {});
+    throw e;
   }
   const sizes = parts.map((p) => p.blob.size);
   const size = sizes.reduce((a, b) => a + b, 0);
@@ -654,7 +688,13 @@ export class PicoLM {
    * its first shard (the others are fetched beside it, each cached), or an
    * array or FileList of all its Files (or URLs); a missing shard is named
    * before anything is downloaded.
-   * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache}), signal, cache: true, workerURL,
+   * A URL is downloaded into the Origin Private File System with several ranged connections at once, resumed
+   * where it stopped after a dropped connection or a reload, and checked by size and GGUF header before it is
+   * kept; a quota error names the sizes and keeps nothing.
+   * opts: {onProgress({loaded, total, fraction, bytesPerSec, fromCache, ranged (false: the server serves no
+   * ranges, one plain download), connections, resumed (bytes on disk from an earlier attempt)}), signal,
+   * cache: true, connections: 4 (ranged requests at once), chunkBytes: 16 MiB (the bytes of each), storeWorkerURL
+   * (the download worker, default store-worker.js beside picolm.js), workerURL,
    * workers: the Workers the model is split over (default defaultWorkers(), one per core, capped at the model's KV
    * heads; 1 where the page is not cross-origin isolated and for the built-in model; info.workers says how many),
    * build: "relaxed" or "simd128" (default wasmBuild())}.
@@ -844,20 +884,66 @@ export class PicoLM {
     this._engine.terminate();
   }
 
-  /** Models in the cache: [{url, bytes, cachedAt}]. */
+  /**
+   * Models in the cache: [{url, bytes, cachedAt}], then unfinished downloads (the next load of
+   * their URL resumes them) as {url, bytes (downloaded), total, partial: true}.
+   */
   static async cached() {
-    const out = [];
+    const out = [], partial = [];
     for (const cache of await stores()) {
       for (const req of await cache.keys()) {
         const r = await cache.match(req);
         const bytes = Number(r && r.headers.get("content-length")) || (r ? (await r.blob()).size : 0);
         out.push({ url: req.url, bytes, cachedAt: r && r.headers.get("x-picolm-cached") });
       }
+      if (typeof cache.partials === "function") for (const p of await cache.partials()) partial.push({ ...p, partial: true });
     }
-    return out;
+    return out.concat(partial);
   }
 
-  /** Remove a model from the cache; resolves true if it was there. */
+  /**
+   * The browser's storage for this site: {persisted, usage, quota} in bytes. Asks for persistent storage
+   * (navigator.storage.persist(), which the browser grants or refuses) unless persist is false.
+   */
+  static storage({ persist = true } = {}) { return storageInfo(persist); }
+
+  /**
+   * Save the session's KV state (every cached position: the chat so far) in OPFS under name, replacing a state
+   * of that name: the CLI's --cache file, bound to this model and checksummed. Runs after the generations
+   * requested before it. Resolves {name, bytes, positions}. A model split over several Workers is refused
+   * (StateError): load it with workers: 1 to save its state.
+   */
+  async saveState(name) {
+    const e = this._engine;
+    await e.ready;
+    if (e.dead) throw e.dead;
+    const r = await e.request({ type: "saveState" });
+    await writeState(name, r.data);
+    return { name: String(name), bytes: r.data.byteLength, positions: new DataView(r.data).getUint32(52, true) };
+  }
+
+  /**
+   * Restore the KV state saved under name (saveState), replacing the session's: the next generation whose
+   * prompt starts with the saved tokens continues from it, with the same tokens as the session that saved it.
+   * Resolves {name, positions}. A state of another model, truncated or corrupted (its checksum), or missing is
+   * refused with a StateError, and the session is left empty.
+   */
+  async restoreState(name) {
+    const e = this._engine;
+    await e.ready;
+    if (e.dead) throw e.dead;
+    const data = await (await readState(name)).arrayBuffer();
+    const r = await e.request({ type: "restoreState", data }, [data]);
+    return { name: String(name), positions: r.positions };
+  }
+
+  /** The saved states: [{name, bytes, savedAt}]. */
+  static states() { return listStates(); }
+
+  /** Delete a saved state; resolves true if there was one. */
+  static deleteState(name) { return deleteState(name); }
+
+  /** Remove a model from the cache (or an unfinished download of it); resolves true if it was there. */
   static async deleteCached(url) {
     let had = false;
     for (const cache of await stores()) if (await cache.delete(cacheKey(url))) had = true;

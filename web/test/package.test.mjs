@@ -37,13 +37,13 @@ test("npm pack ships the JS API, its types and the built engine, and nothing els
   const files = packed.files.map((f) => f.path).sort();
   assert.equal(pkg.license, "MIT");
   assert.match(readFileSync(join(root, "LICENSE"), "utf8"), /^MIT License\n/);
-  for (const f of ["package.json", "README.md", "LICENSE", "web/picolm.js", "web/picolm.d.ts", "web/errors.js", "web/openai.js", "web/worker.js",
+  for (const f of ["package.json", "README.md", "LICENSE", "web/picolm.js", "web/picolm.d.ts", "web/errors.js", "web/openai.js", "web/worker.js", "web/store-worker.js",
     "build/worker.wasm", "build/worker-relaxed.wasm", "build/wasm_exec.js", "wasm/internal/defaultmodel/LICENSE.stories260K"]) {
     assert.ok(files.includes(f), `${f} is not in the package: ${files.join(", ")}`);
   }
   assert.deepEqual(files.filter((f) => /\.go$|\/test\/|\.gguf$|ui\.wasm$|serve$/.test(f)), []);
   // Every file the JS imports or loads is shipped: the imports of the modules, and worker.js's ../build/ files.
-  for (const mod of ["web/picolm.js", "web/openai.js"]) {
+  for (const mod of ["web/picolm.js", "web/openai.js", "web/cache.js"]) {
     for (const [, spec] of readFileSync(join(root, mod), "utf8").matchAll(/^(?:import|export) [^;]*? from "\.\/([^"]+)";$/gm)) {
       assert.ok(files.includes(`web/${spec}`), `${mod} imports ./${spec}, which is not shipped`);
     }
@@ -113,5 +113,8 @@ test("the packed package installed in an app: the typed example compiles and run
   assert.equal(r.toolFinish, "tool_calls");
   assert.ok(typeof r.toolArgs.city === "string" && r.toolArgs.city.length <= 8, JSON.stringify(r.toolArgs));
   assert.ok(r.toolFedBack > 10);
+  assert.ok(r.statePositions > 8 && r.restoredPositions === r.statePositions && r.stateRestoredSame, JSON.stringify([r.statePositions, r.restoredPositions]));
+  assert.deepEqual([r.states, r.stateError, r.stateDeleted], [1, "state", true]);
+  assert.ok(typeof r.storage.persisted === "boolean" && r.storage.quota > 0, JSON.stringify(r.storage));
   assert.deepEqual(errors, []);
 });

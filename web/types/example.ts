@@ -3,10 +3,10 @@
 // compiles it against the packed, installed package and runs it in headless
 // Chromium with the built-in model, checking what main returns.
 import PicoLMDefault, {
-  PicoLM, PicoLMError, BadRequestError, ContextFullError, ModelLoadError, AbortError,
+  PicoLM, PicoLMError, BadRequestError, ContextFullError, ModelLoadError, AbortError, StateError,
   BUILDS, wasmBuild, canSplit, defaultWorkers, maxModelBytes,
   type ChatCompletion, type ChatCompletionChunk, type Completion, type ChatCompletionMessageParam,
-  type LoadProgress, type RunStats, type Stream, type Build,
+  type LoadProgress, type RunStats, type StorageInfo, type CachedModel, type Stream, type Build,
   type ChatCompletionTool, type CreateEmbeddingResponse, type ChatCompletionTokenLogprob,
 } from "picolm-wasm";
 
@@ -51,6 +51,13 @@ export interface Result {
   toolFinish: string | null;
   toolArgs: unknown;
   toolFedBack: number;
+  storage: StorageInfo;
+  statePositions: number;
+  restoredPositions: number;
+  stateRestoredSame: boolean;
+  states: number;
+  stateError: string;
+  stateDeleted: boolean;
 }
 
 export async function main(badModelURL: string): Promise<Result> {
@@ -153,7 +160,29 @@ export async function main(badModelURL: string): Promise<Result> {
     if (e instanceof ModelLoadError) loadError = e.code;
   }
 
-  const cached = (await PicoLM.cached()).length;
+  // Session state: saved after a turn, restored into the same model after another, the turn again is the same.
+  const turn = async () => {
+    let text = "";
+    for await (const piece of m.generate("Once upon a time", { maxTokens: 8, temperature: 0 })) text += piece;
+    return text;
+  };
+  const beforeSave = await turn();
+  const saved = await m.saveState("example");
+  await m.run("Something else entirely", { maxTokens: 4 });
+  const restored = await m.restoreState("example");
+  const afterRestore = await turn();
+  const states = (await PicoLM.states()).length;
+  let stateError = "";
+  try {
+    await m.restoreState("no such state");
+  } catch (e) {
+    if (e instanceof StateError) stateError = e.code;
+  }
+  const stateDeleted = await PicoLM.deleteState("example");
+  const storage: StorageInfo = await PicoLM.storage({ persist: true });
+
+  const list: CachedModel[] = await PicoLM.cached();
+  const cached = list.filter((c) => !c.partial).length;
   const deleted = await PicoLM.deleteCached(badModelURL);
   await m.load(null, { workers: defaultWorkers() });
   const result: Result = {
@@ -165,6 +194,8 @@ export async function main(badModelURL: string): Promise<Result> {
     loadError, progress, cached, deleted, formatted: PicoLM.formatBytes(m.info.bytes), stoppedFinish,
     embeddingDim: vec.length, embeddingNorm, logprobTokens: entries.length, completionLogprobTokens: clp.choices[0].logprobs?.tokens.length ?? 0,
     toolFinish: tc.choices[0].finish_reason, toolArgs, toolFedBack: fed.usage.prompt_tokens,
+    storage, statePositions: saved.positions, restoredPositions: restored.positions, stateRestoredSame: afterRestore === beforeSave,
+    states, stateError, stateDeleted,
   };
   m.unload();
   return result;

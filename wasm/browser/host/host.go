@@ -700,6 +700,7 @@ const (
 	CodeModelLoad   = "model_load"   // the model could not be loaded
 	CodeNoModel     = "no_model"     // no model is loaded
 	CodeEngine      = "engine"       // anything else
+	CodeState       = "state"        // a session state (saveState, restoreState) refused
 	// CodeNoEmbeddings is a bad request's code for embeddings of a model
 	// that makes none (the Worker's "embeddings_not_supported").
 	CodeNoEmbeddings = "embeddings_not_supported"
@@ -708,6 +709,8 @@ const (
 // Code classifies an error of Generate for the page.
 func Code(err error) string {
 	switch {
+	case errors.Is(err, ErrState), errors.Is(err, engine.ErrCacheFile):
+		return CodeState
 	case errors.Is(err, engine.ErrNoEmbedding):
 		return CodeNoEmbeddings
 	case errors.Is(err, engine.ErrContext):

@@ -191,7 +191,11 @@ func (u *ui) load(source js.Value, label string) {
 		p := a[0]
 		box.RemoveAttribute("hidden")
 		bar.SetValue(p.Get("fraction").Float())
-		u.setText("progress-text", app.Progress(p.Get("loaded").Float(), p.Get("total").Float(), p.Get("bytesPerSec").Float(), p.Get("fromCache").Truthy()))
+		how := "" // a download's fields (ranged, connections, resumed); reading the stored file has none
+		if r := p.Get("ranged"); r.Type() == js.TypeBoolean {
+			how = app.Download(true, r.Bool(), p.Get("connections").Int(), p.Get("resumed").Float())
+		}
+		u.setText("progress-text", app.Progress(p.Get("loaded").Float(), p.Get("total").Float(), p.Get("bytesPerSec").Float(), p.Get("fromCache").Truthy(), how))
 		return nil
 	})
 	defer onProgress.Release()
@@ -259,6 +263,9 @@ func (u *ui) showMemory(m js.Value) {
 }
 
 func (u *ui) refreshCache() {
+	if st, err := await(u.api.Call("storage")); err == nil {
+		u.setText("storage", app.Storage(st.Get("usage").Float(), st.Get("quota").Float(), st.Get("persisted").Truthy()))
+	}
 	list, err := await(u.api.Call("cached"))
 	ul := u.el("cache-list")
 	ul.SetInnerHTML("")
@@ -272,7 +279,12 @@ func (u *ui) refreshCache() {
 		url := e.Get("url").String()
 		li := u.doc.CreateElement("li")
 		name := u.doc.CreateElement("span")
-		name.SetTextContent(url + " · " + app.Bytes(e.Get("bytes").Float()))
+		if e.Get("partial").Truthy() {
+			// An unfinished download: loading its URL resumes it.
+			name.SetTextContent(url + " · partial: " + app.Bytes(e.Get("bytes").Float()) + " of " + app.Bytes(e.Get("total").Float()))
+		} else {
+			name.SetTextContent(url + " · " + app.Bytes(e.Get("bytes").Float()))
+		}
 		name.SetAttribute("title", url)
 		load := u.doc.CreateElement("button")
 		load.SetTextContent("Load")

@@ -24,11 +24,15 @@
 //	          toolChoice {mode, function, parallel}}; a message is {role, content,
 //	          toolCalls: [{id, name, arguments}], toolCallId, name}
 //	embed    {inputs: [{text} | {tokens: [id]}]}  answered with embedded {data: [ArrayBuffer of float32s], tokens: [n]}
+//	saveState {}                     answered with state {data: ArrayBuffer}: the KV state (host.SaveState)
+//	restoreState {data: ArrayBuffer} answered with restored {positions}
+//	         (saveState and restoreState run in the queue, after the generations before them)
 //	stop     {}                      (the generation with this id ends after its current token;
 //	                                 one still queued ends before it starts, with stop "stopped")
 //	unload   {}
 //
 // Worker → page: ready, loaded {info, memory}, ok (begin accepted), plan {maxWorkers},
+// state {data}, restored {positions},
 // token {text, count, tokensPerSec, calls?: [{index, name?, arguments}], logprobs?: [...]},
 // done {stats, memory}, error {message, code, param} (code: host.Code's
 // classes; param: host.Param).
@@ -36,9 +40,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"syscall/js"
 	"time"
 
+	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/engine/chat"
 	"github.com/picolm/picolm-wasm/wasm/browser/host"
 )
@@ -95,6 +101,10 @@ func main() {
 			b.serveShard(req)
 		case "embed":
 			b.embed(req)
+		case "saveState":
+			b.saveState(req)
+		case "restoreState":
+			b.restoreState(req)
 		default:
 			b.generate(req)
 		}
@@ -188,7 +198,7 @@ func (b *bridge) handle(msg js.Value) {
 	case "end":
 		info, err := b.w.Finish()
 		b.loaded(id, info, err)
-	case "generate", "embed", "blob", "plan", "loadSplit", "shard":
+	case "generate", "embed", "blob", "plan", "loadSplit", "shard", "saveState", "restoreState":
 		b.queue <- msg
 	case "stop":
 		if id.Float() == b.running {
@@ -203,6 +213,43 @@ func (b *bridge) handle(msg js.Value) {
 	default:
 		b.reply(id, "error", map[string]any{"message": "unknown message type " + t})
 	}
+}
+
+// saveState replies with the session's KV state, transferred to the page.
+func (b *bridge) saveState(msg js.Value) {
+	id := msg.Get("id")
+	data, err := b.w.SaveState()
+	if err != nil {
+		b.fail(id, err)
+		return
+	}
+	u8 := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(u8, data)
+	buf := u8.Get("buffer")
+	b.post(map[string]any{"type": "state", "id": id, "data": buf}, []any{buf})
+}
+
+// restoreState restores a state the page read back; one larger than the
+// model's whole context could be is refused before it is copied.
+func (b *bridge) restoreState(msg js.Value) {
+	id := msg.Get("id")
+	u8 := js.Global().Get("Uint8Array").New(msg.Get("data"))
+	n := int64(u8.Get("byteLength").Int())
+	if max := b.w.MaxStateBytes(); max == 0 {
+		b.fail(id, host.ErrNoModel)
+		return
+	} else if n > max {
+		b.fail(id, fmt.Errorf("%w: %w: %d bytes, more than the %d a state of this model's whole context takes", host.ErrState, engine.ErrCacheFile, n, max))
+		return
+	}
+	data := make([]byte, n)
+	js.CopyBytesToGo(data, u8)
+	pos, err := b.w.RestoreState(data)
+	if err != nil {
+		b.fail(id, err)
+		return
+	}
+	b.reply(id, "restored", map[string]any{"positions": pos})
 }
 
 // copyChunk copies a chunk of the model file into the Go buffer, in slices

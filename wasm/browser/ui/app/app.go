@@ -83,8 +83,44 @@ func Bytes(n float64) string {
 	return fmt.Sprintf("%.0f %s", n, units[u])
 }
 
-// Progress is the download line: "12 MB of 640 MB (1.9%) · 25 MB/s".
-func Progress(loaded, total, bytesPerSec float64, fromCache bool) string {
+// Download says how a download runs, for the progress line (Progress's how):
+// its ranged connections and the bytes resumed from an earlier attempt, or
+// that the server serves no ranges (one plain download, which starts over if
+// it is cut off). "" when the progress is not a download's (reported false).
+func Download(reported, ranged bool, connections int, resumed float64) string {
+	if !reported {
+		return ""
+	}
+	if !ranged {
+		return "one connection: the server does not support range requests"
+	}
+	s := fmt.Sprintf("%d connections", connections)
+	if connections == 1 {
+		s = "1 connection"
+	}
+	if resumed > 0 {
+		s += ", resumed at " + Bytes(resumed)
+	}
+	return s
+}
+
+// Storage is the line under the cached models: the site's storage use,
+// its quota, and whether the browser keeps it (persistent) or may clear it
+// under storage pressure.
+func Storage(usage, quota float64, persisted bool) string {
+	s := "Storage: " + Bytes(usage) + " used"
+	if quota > 0 {
+		s += " of " + Bytes(quota)
+	}
+	if persisted {
+		return s + " · persistent"
+	}
+	return s + " · not persistent (the browser may clear it when space runs low)"
+}
+
+// Progress is the download line: "12 MB of 640 MB (1.9%) · 25 MB/s", then
+// how (Download), if not "".
+func Progress(loaded, total, bytesPerSec float64, fromCache bool, how string) string {
 	pct := 100.0
 	if total > 0 {
 		pct = 100 * loaded / total
@@ -95,6 +131,9 @@ func Progress(loaded, total, bytesPerSec float64, fromCache bool) string {
 	}
 	if fromCache {
 		s += " · from the cache"
+	}
+	if how != "" {
+		s += " · " + how
 	}
 	return s
 }
