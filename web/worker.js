@@ -61,6 +61,53 @@ globalThis.picolmChannel = {
   },
 };
 
+// picolmSource reads a model's files for a Worker that loads only its own
+// rows (wasm/browser/worker/parts_js.go): a URL by HTTP Range requests (no
+// HTTP cache: the bytes go straight into the engine's memory), a Blob (a
+// picked File, the OPFS cache's disk-backed File) by slices.
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const noRange = () => new Error("picolm:no-range: the server answered a Range request with the whole file");
+async function fetchRange(url, start, end) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const resp = await fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store" });
+      if (resp.status === 200) {
+        resp.body && resp.body.cancel().catch(() => {});
+        throw noRange();
+      }
+      if (resp.status !== 206) throw new Error(`HTTP ${resp.status} ${resp.statusText} for bytes ${start}-${end - 1}`);
+      const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(resp.headers.get("content-range") || "");
+      if (!m || Number(m[1]) !== start) throw noRange();
+      const bytes = new Uint8Array(await resp.arrayBuffer());
+      return { bytes, size: m[3] === "*" ? NaN : Number(m[3]) };
+    } catch (e) {
+      if (String(e.message).startsWith("picolm:no-range") || attempt >= 3) throw e;
+      await sleep(250 * attempt); // a dropped connection: try again
+    }
+  }
+}
+globalThis.picolmSource = {
+  // read resolves with bytes [start, end) of src.
+  async read(src, start, end) {
+    if (typeof src !== "string") return new Uint8Array(await src.slice(start, end).arrayBuffer());
+    const { bytes } = await fetchRange(src, start, end);
+    return bytes;
+  },
+  // probe resolves with {size, bytes: the first n bytes (fewer when the
+  // file is shorter)}, or {noRange: true} for a server without Range support.
+  async probe(src, n) {
+    if (typeof src !== "string") return { size: src.size, bytes: new Uint8Array(await src.slice(0, n).arrayBuffer()) };
+    try {
+      const { bytes, size } = await fetchRange(src, 0, n);
+      if (!Number.isFinite(size)) return { noRange: true };
+      return { size, bytes: bytes.subarray(0, Math.min(n, size)) };
+    } catch (e) {
+      if (String(e.message).startsWith("picolm:no-range")) return { noRange: true };
+      throw e;
+    }
+  },
+};
+
 (async () => {
   try {
     const go = new Go();
