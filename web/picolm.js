@@ -112,8 +112,10 @@ function tooLarge(name, size) {
   const split = canSplit()
     ? "split over several Workers (opts.workers), each reads only its rows of it, and the lead says before any download what each would need"
     : "a model can be split over several Workers, each holding its rows of it, only on a cross-origin isolated page (SharedArrayBuffer)";
-  return new PicoLMError(`${name} is ${formatBytes(size)}: too large for one Worker, whose engine holds at most ` +
+  const e = new PicoLMError(`${name} is ${formatBytes(size)}: too large for one Worker, whose engine holds at most ` +
     `${formatBytes(maxModelBytes)} of model in one buffer (a 32-bit wasm memory of 4 GiB, with room for the KV cache); ${split}. Nothing was loaded.`);
+  e.tooLarge = true; // _loadOne plans it by parts instead
+  return e;
 }
 
 // ownBuffer: a Uint8Array as an ArrayBuffer of its own (a view of part of a
@@ -813,6 +815,20 @@ export class PicoLM {
   }
 
   static async _loadOne(engine, source, opts) {
+    try {
+      return await PicoLM._loadBuffer(engine, source, opts);
+    } catch (e) {
+      // Over one buffer's limit: planned from its header and, where its
+      // rows fit one Worker, read by parts; else refused with what it needs.
+      if (!e.tooLarge || (opts.signal && opts.signal.aborted)) throw e;
+      const src = await partsSource(source, opts);
+      const r = src && (await loadParts(engine, src, opts, 1, false));
+      if (!r) throw e;
+      return r.loaded;
+    }
+  }
+
+  static async _loadBuffer(engine, source, opts) {
     if (source === BUILTIN || source == null) return engine.request({ type: "load", builtin: true });
     source = ownBuffer(source);
     if (source instanceof ArrayBuffer) {

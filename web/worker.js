@@ -87,11 +87,16 @@ async function fetchRange(url, start, end) {
   }
 }
 globalThis.picolmSource = {
-  // read resolves with bytes [start, end) of src.
-  async read(src, start, end) {
-    if (typeof src !== "string") return new Uint8Array(await src.slice(start, end).arrayBuffer());
-    const { bytes } = await fetchRange(src, start, end);
-    return bytes;
+  // buffer is the staging buffer of n bytes a reader copies each read out
+  // of (Go holds it: a new array per read would stay referenced from Go
+  // until Go's next garbage collection, and pile up).
+  buffer: (n) => new Uint8Array(n),
+  // read copies bytes [start, end) of src into buf and resolves with their count.
+  async read(src, start, end, buf) {
+    const bytes = typeof src !== "string" ? new Uint8Array(await src.slice(start, end).arrayBuffer()) : (await fetchRange(src, start, end)).bytes;
+    if (bytes.byteLength > buf.byteLength) throw new Error(`a read of ${bytes.byteLength} bytes into a buffer of ${buf.byteLength}`);
+    buf.set(bytes);
+    return bytes.byteLength;
   },
   // probe resolves with {size, bytes: the first n bytes (fewer when the
   // file is shorter)}, or {noRange: true} for a server without Range support.

@@ -40,6 +40,7 @@ func main() {
 		quiet  = flag.Bool("q", false, "no per-tensor progress")
 		preset = flag.String("preset", "", "a shape: tinyllama (the default), small (as -small), llama3-8b (Llama-3-8B's shape, its vocabulary of 128256 tokens padded from -vocab's)")
 		blocks = flag.Bool("random-blocks", false, "write the weight matrices as random blocks of their quantized type (finite scales) instead of quantizing random floats: an 8B model in a minute (Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q8_0 only)")
+		sparse = flag.Bool("sparse", false, "write only the header, the tensor data left a hole of zeros (a sparse file of the full size: no disk, no time): for tests of what reads headers, not for running")
 		vsize  = flag.Int("vocab-size", 0, "pad the vocabulary to `N` tokens with unused ones (default: -vocab's own; llama3-8b: 128256)")
 	)
 	var embd, layers, heads, kvHeads, ff, ctx int
@@ -85,6 +86,17 @@ func main() {
 	}
 	defer v.Close()
 	m := synth.Model{Shape: shape, Seed: *seed, Name: *name, Vocab: v, VocabSize: pad, RandomBlocks: *blocks}
+	if *sparse {
+		h, size, err := m.Header(ft)
+		if err == nil {
+			err = writeSparse(*out, h, size)
+		}
+		if err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(os.Stderr, "synth: wrote %s: the %d-byte header of a %d-byte %s model, the rest a hole\n", *out, len(h), size, ft.Name)
+		return
+	}
 	o := quantize.Options{Pure: *pure, Threads: *j}
 	if !*quiet {
 		o.Progress = os.Stderr
@@ -95,6 +107,23 @@ func main() {
 	}
 	fmt.Fprintf(os.Stderr, "synth: wrote %s: %s, %+v, seed %d, %.1f MiB of tensors in %v%s\n",
 		*out, ft.Name, shape, *seed, float64(st.OutBytes)/(1<<20), st.Duration.Round(1e6), peakRSS())
+}
+
+// writeSparse writes header h and extends the file to size bytes (a hole).
+func writeSparse(path string, h []byte, size int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(h); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // peakRSS reports VmHWM from /proc/self/status, where there is one.

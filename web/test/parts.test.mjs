@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer, launch, testdata, picolmCLI } from "./harness.mjs";
+import { startServer, launch, testdata, picolmCLI, root } from "./harness.mjs";
 
 let server, browser, plain, log;
 const prompt = "Once upon a time";
@@ -120,6 +120,30 @@ test("a split GGUF set loads by Range requests over Workers, each shard read onc
     assert.ok(rs.filter((r) => r.method === "GET").every((r) => r.status === 206));
     assert.ok(total >= 0.9 * size && total <= 1.35 * size, `${total} bytes read of ${size}`);
     for (const s of shards) assert.ok(rs.some((r) => r.path.endsWith(s) && r.method === "GET"), s);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("a model over 4 GiB is planned from its header alone: refused in one Worker, saying what it needs, before any download", async () => {
+  // The header of a Llama-3-8B-shaped Q4_K_M (4.9 GB), its tensor data a hole: no disk, nothing to load.
+  execFileSync("go", ["run", "./scripts/synth", "-preset", "llama3-8b", "-sparse", "-o", join(server.models, "big-8b.gguf")], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  const size = statSync(join(server.models, "big-8b.gguf")).size;
+  assert.ok(size > 4.8e9, String(size));
+  const context = await browser.newContext();
+  try {
+    const { page: p, errors } = await page(context);
+    const u = `${server.url}test-models/big-8b.gguf`;
+    for (const opts of [{ workers: 1 }, { workers: 1, cache: false }]) {
+      const m = mark();
+      const r = await p.evaluate(([s, o]) => window.refused(s, o), [u, opts]);
+      const what = JSON.stringify(opts);
+      assert.match(r.message, /^ModelLoadError: model too large for the browser engine: big-8b\.gguf is 4\.9 GB: it does not fit in 1 Worker: the Worker needs 4\.\d\d GiB; a wasm memory holds 4\.00 GiB, 3\.75 GiB of it for a Worker's part of the model, its KV cache and tokenizer\. Split over 2 Workers it fits \(the lead needs 2\.\d\d GiB and the other Worker 2\.\d\d GiB\): load it with workers: 2\. Nothing was downloaded/, `${what}: ${r.message}`);
+      assert.deepEqual(r.cached.filter((c) => c.includes("big-8b")), [], what);
+      const read = requests(m, "/test-models/big-8b.gguf").reduce((n, q) => n + q.bytes, 0);
+      assert.ok(read < 16 << 20, `${what}: ${read} bytes read to refuse it`);
+    }
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

@@ -2,10 +2,13 @@ package synth
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 
+	"github.com/picolm/picolm-wasm/gguf"
+	"github.com/picolm/picolm-wasm/gguf/tools/quantize"
 	"github.com/picolm/picolm-wasm/quant"
 )
 
@@ -55,4 +58,44 @@ func (m *Model) randomBlocks(name string) func(quant.Type, []byte, int) error {
 		}
 		return nil
 	}
+}
+
+// errHeaderDone stops quantize.Write after the header (Header).
+var errHeaderDone = errors.New("synth: header written")
+
+// headerOnly keeps the first Write (quantize.Write's header) and stops.
+type headerOnly struct{ b []byte }
+
+func (h *headerOnly) Write(p []byte) (int, error) {
+	if h.b != nil {
+		return 0, errHeaderDone
+	}
+	h.b = append([]byte(nil), p...)
+	return len(p), nil
+}
+
+// Header returns the header the model's file in type ft would start with
+// (up to its data section) and that file's size, without generating a
+// weight: a planner's input for a model of any size (scripts/synth
+// -sparse writes it with the data left a hole).
+func (m *Model) Header(ft quantize.FileType) ([]byte, int64, error) {
+	p, kv, err := m.Plan(ft, quantize.Options{})
+	if err != nil {
+		return nil, 0, err
+	}
+	var h headerOnly
+	if _, err := quantize.Write(&h, kv, p, quantize.Options{}); !errors.Is(err, errHeaderDone) {
+		return nil, 0, fmt.Errorf("synth: writing the header: %v", err)
+	}
+	f, err := gguf.ParseHeaderPrefix(h.b, 1<<50)
+	if err != nil {
+		return nil, 0, err
+	}
+	end := int64(f.DataOffset)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		tr := quant.TraitsOf(t.Type)
+		end = max(end, int64(f.Pos(t))+int64(t.Elements())/int64(tr.BlockSize)*int64(tr.TypeSize))
+	}
+	return h.b, end, nil
 }

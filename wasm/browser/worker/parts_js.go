@@ -43,7 +43,8 @@ type partsReader struct {
 	starts []int64 // each file's offset end to end
 	sizes  []int64
 	names  []string
-	read   js.Value    // picolmSource.read(src, start, end) -> Promise<Uint8Array>
+	read   js.Value    // picolmSource.read(src, start, end, buf) -> Promise<bytes read into buf>
+	buf    js.Value    // the staging Uint8Array of readChunk bytes (picolmSource.buffer)
 	onRead func(n int) // progress, after each chunk
 }
 
@@ -55,7 +56,7 @@ func newPartsReader(files js.Value, fs host.Files) (*partsReader, error) {
 	if files.Type() != js.TypeObject || files.Length() != len(fs.Sizes) {
 		return nil, fmt.Errorf("%d model files for %d sizes", files.Length(), len(fs.Sizes))
 	}
-	r := &partsReader{read: src.Get("read"), sizes: fs.Sizes, names: fs.Names, onRead: func(int) {}}
+	r := &partsReader{read: src.Get("read"), buf: src.Call("buffer", readChunk), sizes: fs.Sizes, names: fs.Names, onRead: func(int) {}}
 	off := int64(0)
 	for i := range fs.Sizes {
 		r.srcs = append(r.srcs, files.Index(i))
@@ -88,17 +89,17 @@ func (r *partsReader) ReadAt(p []byte, off int64) (int, error) {
 
 // readFile reads len(p) bytes of file i from at on.
 func (r *partsReader) readFile(i int, at int64, p []byte) error {
-	v, err := await(r.read.Invoke(r.srcs[i], float64(at), float64(at+int64(len(p)))))
+	v, err := await(r.read.Invoke(r.srcs[i], float64(at), float64(at+int64(len(p))), r.buf))
 	if err != nil {
 		if strings.Contains(err.Error(), "picolm:no-range") {
 			return fmt.Errorf("%s: %w", r.names[i], errNoRange)
 		}
 		return fmt.Errorf("reading %s: %w", r.names[i], err)
 	}
-	if got := v.Get("byteLength").Int(); got != len(p) {
+	if got := v.Int(); got != len(p) {
 		return fmt.Errorf("reading %s: %d bytes from %d, want %d", r.names[i], got, at, len(p))
 	}
-	js.CopyBytesToGo(p, v)
+	js.CopyBytesToGo(p, r.buf) // len(p) bytes: p is at most readChunk
 	return nil
 }
 
@@ -162,7 +163,11 @@ func (b *bridge) planParts(msg js.Value) {
 		pre := make([]byte, v.Get("bytes").Get("byteLength").Int())
 		js.CopyBytesToGo(pre, v.Get("bytes"))
 		fs.Sizes[i] = size
-		r := &partsReader{srcs: []js.Value{files.Index(i)}, starts: []int64{0}, sizes: []int64{size}, names: fs.Names[i : i+1], read: js.Global().Get("picolmSource").Get("read")}
+		r, err := newPartsReader(js.Global().Get("Array").Call("of", files.Index(i)), host.Files{Names: fs.Names[i : i+1], Sizes: []int64{size}})
+		if err != nil {
+			b.fail(id, err)
+			return
+		}
 		for {
 			f, err := gguf.ParseHeaderPrefix(pre, size)
 			if err == nil {
@@ -174,7 +179,7 @@ func (b *bridge) planParts(msg js.Value) {
 				return
 			}
 			more := make([]byte, min(size, 4*int64(len(pre)))-int64(len(pre)))
-			if err := r.readFile(0, int64(len(pre)), more); err != nil {
+			if _, err := r.ReadAt(more, int64(len(pre))); err != nil {
 				b.fail(id, err)
 				return
 			}
