@@ -61,12 +61,51 @@ globalThis.picolmChannel = {
   },
 };
 
-// picolmSource reads a model's files for a Worker that loads only its own
-// rows (wasm/browser/worker/parts_js.go): a URL by HTTP Range requests (no
-// HTTP cache: the bytes go straight into the engine's memory), a Blob (a
-// picked File, the OPFS cache's disk-backed File) by slices.
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const noRange = () => new Error("picolm:no-range: the server answered a Range request with the whole file");
+
+// readInto reads the first n bytes of a byte stream into the staging
+// buffer (picolmSource.stage) and resolves with how many came: a BYOB
+// reader fills the one buffer (it moves from read to read: stage is
+// replaced by its latest view), so no array is made per read; elsewhere
+// the chunks are copied in.
+async function readInto(body, n) {
+  const src = globalThis.picolmSource;
+  let reader = null;
+  try { reader = body.getReader({ mode: "byob" }); } catch { /* not a byte stream */ }
+  let off = 0;
+  if (reader) {
+    let buf = src.stage.buffer;
+    try {
+      while (off < n) {
+        const { value, done } = await reader.read(new Uint8Array(buf, off, n - off));
+        if (value) buf = value.buffer;
+        if (done) break;
+        off += value.byteLength;
+      }
+    } finally {
+      src.stage = new Uint8Array(buf);
+      reader.cancel().catch(() => {});
+    }
+    return off;
+  }
+  reader = body.getReader();
+  try {
+    while (off < n) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const take = Math.min(value.byteLength, n - off);
+      src.stage.set(value.subarray(0, take), off);
+      off += take;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return off;
+}
+
+// fetchRange reads bytes [start, end) of url into the staging buffer:
+// {n, size (the file's, from Content-Range)}.
 async function fetchRange(url, start, end) {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -78,34 +117,41 @@ async function fetchRange(url, start, end) {
       if (resp.status !== 206) throw new Error(`HTTP ${resp.status} ${resp.statusText} for bytes ${start}-${end - 1}`);
       const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(resp.headers.get("content-range") || "");
       if (!m || Number(m[1]) !== start) throw noRange();
-      const bytes = new Uint8Array(await resp.arrayBuffer());
-      return { bytes, size: m[3] === "*" ? NaN : Number(m[3]) };
+      const n = await readInto(resp.body, Math.min(end, Number(m[2]) + 1) - start);
+      return { n, size: m[3] === "*" ? NaN : Number(m[3]) };
     } catch (e) {
       if (String(e.message).startsWith("picolm:no-range") || attempt >= 3) throw e;
       await sleep(250 * attempt); // a dropped connection: try again
     }
   }
 }
+
+// picolmSource reads a model's files for a Worker that loads only its own
+// rows (wasm/browser/worker/parts_js.go): a URL by HTTP Range requests (no
+// HTTP cache: the bytes go straight into the engine's memory), a Blob (a
+// picked File, the OPFS cache's disk-backed File) by slices. Each read
+// lands in stage, which Go copies out of.
 globalThis.picolmSource = {
-  // buffer is the staging buffer of n bytes a reader copies each read out
-  // of (Go holds it: a new array per read would stay referenced from Go
-  // until Go's next garbage collection, and pile up).
-  buffer: (n) => new Uint8Array(n),
-  // read copies bytes [start, end) of src into buf and resolves with their count.
-  async read(src, start, end, buf) {
-    const bytes = typeof src !== "string" ? new Uint8Array(await src.slice(start, end).arrayBuffer()) : (await fetchRange(src, start, end)).bytes;
-    if (bytes.byteLength > buf.byteLength) throw new Error(`a read of ${bytes.byteLength} bytes into a buffer of ${buf.byteLength}`);
-    buf.set(bytes);
-    return bytes.byteLength;
+  stage: new Uint8Array(0),
+  // release drops stage (called once a Worker's rows are read).
+  release() { this.stage = new Uint8Array(0); },
+  // reserve makes stage at least n bytes.
+  reserve(n) { if (this.stage.byteLength < n) this.stage = new Uint8Array(n); },
+  // read reads bytes [start, end) of src into stage and resolves with their count.
+  async read(src, start, end) {
+    this.reserve(end - start);
+    if (typeof src !== "string") return readInto(src.slice(start, end).stream(), end - start);
+    return (await fetchRange(src, start, end)).n;
   },
-  // probe resolves with {size, bytes: the first n bytes (fewer when the
-  // file is shorter)}, or {noRange: true} for a server without Range support.
+  // probe reads the first n bytes (fewer when the file is shorter) into
+  // stage: {size, n}, or {noRange: true} for a server without Range support.
   async probe(src, n) {
-    if (typeof src !== "string") return { size: src.size, bytes: new Uint8Array(await src.slice(0, n).arrayBuffer()) };
+    this.reserve(n);
+    if (typeof src !== "string") return { size: src.size, n: await readInto(src.slice(0, n).stream(), Math.min(n, src.size)) };
     try {
-      const { bytes, size } = await fetchRange(src, 0, n);
-      if (!Number.isFinite(size)) return { noRange: true };
-      return { size, bytes: bytes.subarray(0, Math.min(n, size)) };
+      const r = await fetchRange(src, 0, n);
+      if (!Number.isFinite(r.size)) return { noRange: true };
+      return r;
     } catch (e) {
       if (String(e.message).startsWith("picolm:no-range")) return { noRange: true };
       throw e;

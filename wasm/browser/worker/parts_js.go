@@ -43,8 +43,7 @@ type partsReader struct {
 	starts []int64 // each file's offset end to end
 	sizes  []int64
 	names  []string
-	read   js.Value    // picolmSource.read(src, start, end, buf) -> Promise<bytes read into buf>
-	buf    js.Value    // the staging Uint8Array of readChunk bytes (picolmSource.buffer)
+	src    js.Value    // picolmSource: read(src, start, end) -> Promise<bytes read into its stage>
 	onRead func(n int) // progress, after each chunk
 }
 
@@ -56,7 +55,7 @@ func newPartsReader(files js.Value, fs host.Files) (*partsReader, error) {
 	if files.Type() != js.TypeObject || files.Length() != len(fs.Sizes) {
 		return nil, fmt.Errorf("%d model files for %d sizes", files.Length(), len(fs.Sizes))
 	}
-	r := &partsReader{read: src.Get("read"), buf: src.Call("buffer", readChunk), sizes: fs.Sizes, names: fs.Names, onRead: func(int) {}}
+	r := &partsReader{src: src, sizes: fs.Sizes, names: fs.Names, onRead: func(int) {}}
 	off := int64(0)
 	for i := range fs.Sizes {
 		r.srcs = append(r.srcs, files.Index(i))
@@ -89,7 +88,7 @@ func (r *partsReader) ReadAt(p []byte, off int64) (int, error) {
 
 // readFile reads len(p) bytes of file i from at on.
 func (r *partsReader) readFile(i int, at int64, p []byte) error {
-	v, err := await(r.read.Invoke(r.srcs[i], float64(at), float64(at+int64(len(p))), r.buf))
+	v, err := await(r.src.Call("read", r.srcs[i], float64(at), float64(at+int64(len(p)))))
 	if err != nil {
 		if strings.Contains(err.Error(), "picolm:no-range") {
 			return fmt.Errorf("%s: %w", r.names[i], errNoRange)
@@ -99,7 +98,7 @@ func (r *partsReader) readFile(i int, at int64, p []byte) error {
 	if got := v.Int(); got != len(p) {
 		return fmt.Errorf("reading %s: %d bytes from %d, want %d", r.names[i], got, at, len(p))
 	}
-	js.CopyBytesToGo(p, r.buf) // len(p) bytes: p is at most readChunk
+	js.CopyBytesToGo(p, r.src.Get("stage")) // len(p) bytes: the stage holds at least that many
 	return nil
 }
 
@@ -146,11 +145,11 @@ func (b *bridge) planParts(msg js.Value) {
 		b.fail(id, fmt.Errorf("%w: %d model files", host.ErrLoading, len(fs.Names)))
 		return
 	}
-	probe := js.Global().Get("picolmSource").Get("probe")
+	probe := js.Global().Get("picolmSource")
 	prefixes := make([][]byte, len(fs.Names))
 	fs.Sizes = make([]int64, len(fs.Names))
 	for i := range fs.Names {
-		v, err := await(probe.Invoke(files.Index(i), probeBytes))
+		v, err := await(probe.Call("probe", files.Index(i), probeBytes))
 		if err != nil {
 			b.fail(id, fmt.Errorf("reading %s: %w", fs.Names[i], err))
 			return
@@ -159,9 +158,9 @@ func (b *bridge) planParts(msg js.Value) {
 			b.reply(id, "plan", map[string]any{"noRange": true})
 			return
 		}
-		size := int64(v.Get("size").Float())
-		pre := make([]byte, v.Get("bytes").Get("byteLength").Int())
-		js.CopyBytesToGo(pre, v.Get("bytes"))
+		size := int64(flt(v.Get("size"), 0))
+		pre := make([]byte, min(max(num(v.Get("n"), 0), 0), probeBytes))
+		js.CopyBytesToGo(pre, probe.Get("stage"))
 		fs.Sizes[i] = size
 		r, err := newPartsReader(js.Global().Get("Array").Call("of", files.Index(i)), host.Files{Names: fs.Names[i : i+1], Sizes: []int64{size}})
 		if err != nil {
@@ -203,6 +202,9 @@ func (b *bridge) planParts(msg js.Value) {
 	}
 	b.reply(id, "plan", map[string]any{"workers": p.Workers, "maxWorkers": p.MaxWorkers, "need": need, "sizes": sizes, "prefixes": pres})
 }
+
+// release drops the staging buffer of the Worker's reads (once loaded).
+func (r *partsReader) release() { r.src.Call("release") }
 
 // progressEvery posts {type: progress, id, loaded} after each read of r.
 func (b *bridge) progressEvery(r *partsReader, id js.Value) {

@@ -356,6 +356,7 @@ func (b *bridge) loadSplit(msg js.Value) {
 		if r, err = newPartsReader(files, fs); err == nil {
 			b.progressEvery(r, id)
 			info, err = b.w.LoadPartsFiles(name, prefixesMsg(msg), r, fs, peers)
+			r.release()
 		}
 	} else {
 		var r *sabReader
@@ -397,7 +398,9 @@ func (b *bridge) serveShard(msg js.Value) {
 			return
 		}
 		b.progressEvery(r, msg.Get("id"))
-		if sh, err = host.LoadShardParts(prefixesMsg(msg), r, fs, msg.Get("part").Int(), msg.Get("parts").Int()); err != nil {
+		sh, err = host.LoadShardParts(prefixesMsg(msg), r, fs, msg.Get("part").Int(), msg.Get("parts").Int())
+		r.release()
+		if err != nil {
 			failed(err)
 			return
 		}
