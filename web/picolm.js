@@ -21,9 +21,14 @@
 // KV cache. Per step of the forward pass (a layer's attention, then each
 // group of matrix products) the lead worker, which runs the model, shares
 // the activations with the others through a SharedArrayBuffer and Atomics
-// (wasm/browser/worker/split_js.go). The model file passes through one
-// SharedArrayBuffer that every worker copies its part out of, and is dropped
-// after loading: the model and its KV cache still exist once.
+// (wasm/browser/worker/split_js.go). No Worker holds the whole file: the
+// lead plans the split from the files' headers (loadParts), and each Worker
+// reads only its own rows by HTTP Range requests, Blob slices or slices of
+// the cached OPFS file (wasm/browser/worker/parts_js.go), so a model over
+// one wasm memory's 4 GiB runs when each part fits. A model given as bytes,
+// or on a server without Range support, passes through one
+// SharedArrayBuffer that every worker copies its part out of. Either way
+// the model and its KV cache exist once.
 //
 // A model split into shards by llama.cpp's gguf-split (NAME-00001-of-00003.gguf,
 // ...) loads from its first shard's URL (the others are fetched by name beside
