@@ -652,7 +652,7 @@ async function loadParts(engine, src, opts, n, auto) {
     loaded[k] = m.loaded;
     if (!opts.onProgress) return;
     const sum = loaded.reduce((a, b) => a + b, 0), secs = (performance.now() - started) / 1000;
-    opts.onProgress({ loaded: sum, total, fraction: total ? Math.min(sum / total, 1) : 1, bytesPerSec: secs > 0 ? sum / secs : 0, fromCache: src.fromCache, name: src.name, workers: n });
+    opts.onProgress({ loaded: Math.min(sum, total), total, fraction: total ? Math.min(sum / total, 1) : 1, bytesPerSec: secs > 0 ? sum / secs : 0, fromCache: src.fromCache, name: src.name, workers: n });
   };
   const shards = [];
   try {
@@ -676,6 +676,11 @@ async function loadParts(engine, src, opts, n, auto) {
       s._send(s.nextId++, { type: "shard", part: i + 1, parts: n, channel: channels[i], ...files }, [], progress(i + 1)).promise.catch(() => {});
     });
     const r = await engine.request({ type: "loadSplit", name: src.name, channels, ...files }, [], progress(0));
+    if (opts.onProgress) {
+      // Done: the Workers' last reports may come in any order.
+      const secs = (performance.now() - started) / 1000;
+      opts.onProgress({ loaded: total, total, fraction: 1, bytesPerSec: secs > 0 ? total / secs : 0, fromCache: src.fromCache, name: src.name, workers: n });
+    }
     return { loaded: r, shards };
   } catch (e) {
     for (const s of shards) s.terminate();
