@@ -131,12 +131,3 @@ func TestPlanSmall(t *testing.T) {
 		t.Error("a cut header loaded")
 	}
 }
-
-// TestPlanMessage prints the 8B refusal (go test -run TestPlanMessage -v).
-func TestPlanMessage(t *testing.T) {
-	f, size := fakeHeader(t, synth.Llama3_8B, synth.Llama3Vocab)
-	_, err := PlanSplit("l3-8b.gguf", f, size, 1, true, 1)
-	t.Log(err)
-	p, _ := PlanSplit("l3-8b.gguf", f, size, 2, true, MaxWorkers)
-	t.Logf("%+v", p)
-}
