@@ -54,3 +54,24 @@ func parseHeader(r io.ReaderAt, size, chunk int64) (*File, error) {
 		return f, nil
 	}
 }
+
+// ParseHeaderPrefix parses the header, metadata and tensor table of a GGUF
+// file of size bytes from its first bytes b alone, which must reach the
+// data section (a File's Bytes from ParseHeader, cut at DataOffset, does):
+// nothing else is read. The tensors' Data are nil, as with ParseHeader.
+func ParseHeaderPrefix(b []byte, size int64) (*File, error) {
+	if size < 0 || int64(len(b)) > size {
+		return nil, fmt.Errorf("gguf: a prefix of %d bytes of a %d-byte file", len(b), size)
+	}
+	f, err := parse(b, uint64(size))
+	if err != nil {
+		return nil, err
+	}
+	if f.DataOffset > uint64(len(b)) && int64(len(b)) < size {
+		return nil, fmt.Errorf("gguf: %w: the prefix of %d bytes ends before the data section at %d", ErrTruncated, len(b), f.DataOffset)
+	}
+	for i := range f.Tensors {
+		f.Tensors[i].Data = nil
+	}
+	return f, nil
+}

@@ -388,6 +388,26 @@ func ParseHeaderSet(r io.ReaderAt, sizes []int64, names []string) (*File, error)
 	return Join(files, names)
 }
 
+// ParseHeaderPrefixSet is ParseHeaderSet from each shard's prefix
+// (ParseHeaderPrefix): nothing else is read.
+func ParseHeaderPrefixSet(prefixes [][]byte, sizes []int64, names []string) (*File, error) {
+	if err := checkSizes(sizes, names); err != nil {
+		return nil, err
+	}
+	if len(prefixes) != len(sizes) {
+		return nil, fmt.Errorf("gguf: %w: %d prefixes for %d files", ErrSplit, len(prefixes), len(sizes))
+	}
+	files := make([]*File, len(sizes))
+	for i, n := range sizes {
+		f, err := ParseHeaderPrefix(prefixes[i], n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", nameOf(names, i), err)
+		}
+		files[i] = f
+	}
+	return Join(files, names)
+}
+
 // OpenSet opens the GGUF file at path (Open) and, when it is a shard of a
 // split model, all the other shards, found by name beside it, as one File
 // (Join). Every shard is checked to exist before any other is opened, so a

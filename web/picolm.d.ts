@@ -50,10 +50,16 @@ export function wasmBuild(): Build;
 export function canSplit(): boolean;
 /** The Workers a model is split over by default: 2 when canSplit() and 2+ cores, else 1. */
 export function defaultWorkers(): number;
-/** Largest model file the engine accepts, in bytes. */
+/**
+ * Largest model file one Worker holds in one buffer, in bytes (3.125 GiB). A larger file (a URL or a Blob) is
+ * planned from its header before any download: each Worker reads only its rows of it (by HTTP Range requests,
+ * Blob slices or slices of the cached file), so a model runs when every Worker's part fits its wasm memory
+ * (4 GiB); else the load is refused with what each Worker would need and how many Workers would hold it.
+ */
 export let maxModelBytes: number;
 
 export interface LoadProgress {
+  /** Bytes read so far: with several Workers reading their own rows, summed over them. */
   loaded: number;
   total: number;
   fraction: number;
@@ -69,6 +75,10 @@ export interface LoadProgress {
   connections?: number;
   /** Only while downloading: bytes on disk from an earlier, cut-off attempt (the download resumed there). */
   resumed?: number;
+  /** The Workers reading their rows (a model loaded by parts). */
+  workers?: number;
+  /** Set once, on a server without HTTP Range support: the whole file is downloaded into one buffer instead. */
+  noRange?: boolean;
 }
 
 export interface LoadOptions {
@@ -84,7 +94,11 @@ export interface LoadOptions {
   storeWorkerURL?: string | URL;
   /** The engine's worker script (default: worker.js beside picolm.js). */
   workerURL?: string | URL;
-  /** Web Workers to split the model over (default defaultWorkers()). */
+  /**
+   * Web Workers to split the model over (default defaultWorkers(), capped at the model's KV heads and raised to the
+   * fewest Workers whose parts each fit a wasm memory: a model over 4 GiB). Each Worker reads only its own rows of
+   * a URL (HTTP Range requests; a cross-origin server must expose Content-Range) or a Blob.
+   */
   workers?: number;
   build?: Build;
   /** The name of a model given as bytes. */

@@ -27,9 +27,14 @@
 // KV cache. Per step of the forward pass (a layer's attention, then each
 // group of matrix products) the lead worker, which runs the model, shares
 // the activations with the others through a SharedArrayBuffer and Atomics
-// (wasm/browser/worker/split_js.go). The model file passes through one
-// SharedArrayBuffer that every worker copies its part out of, and is dropped
-// after loading: the model and its KV cache still exist once.
+// (wasm/browser/worker/split_js.go). No Worker holds the whole file: the
+// lead plans the split from the files' headers (loadParts), and each Worker
+// reads only its own rows by HTTP Range requests, Blob slices or slices of
+// the cached OPFS file (wasm/browser/worker/parts_js.go), so a model over
+// one wasm memory's 4 GiB runs when each part fits. A model given as bytes,
+// or on a server without Range support, passes through one
+// SharedArrayBuffer that every worker copies its part out of. Either way
+// the model and its KV cache exist once.
 //
 // A model split into shards by llama.cpp's gguf-split (NAME-00001-of-00003.gguf,
 // ...) loads from its first shard's URL (the others are fetched by name beside
@@ -107,8 +112,13 @@ function buildFor(opts) {
 }
 
 function tooLarge(name, size) {
-  return new PicoLMError(`${name} is ${formatBytes(size)}: too large for the browser engine, which holds at most ` +
-    `${formatBytes(maxModelBytes)} (a 32-bit wasm memory of 4 GiB, with room for the KV cache). Nothing was loaded.`);
+  const split = canSplit()
+    ? "split over several Workers (opts.workers), each reads only its rows of it, and the lead says before any download what each would need"
+    : "a model can be split over several Workers, each holding its rows of it, only on a cross-origin isolated page (SharedArrayBuffer)";
+  const e = new PicoLMError(`${name} is ${formatBytes(size)}: too large for one Worker, whose engine holds at most ` +
+    `${formatBytes(maxModelBytes)} of model in one buffer (a 32-bit wasm memory of 4 GiB, with room for the KV cache); ${split}. Nothing was loaded.`);
+  e.tooLarge = true; // _loadOne plans it by parts instead
+  return e;
 }
 
 // ownBuffer: a Uint8Array as an ArrayBuffer of its own (a view of part of a
@@ -129,12 +139,13 @@ function bufferName(buf, opts) {
 
 // Engine is one Web Worker running the Go engine.
 class Engine {
-  constructor(workerURL, build) {
+  constructor(workerURL, build, part = 0) {
     // The worker loads the engine build named by ?wasm= (worker.js), and
     // says which one it runs (msg "build": a missing relaxed build falls
     // back to simd128).
     const url = workerURL ? new URL(workerURL, location.href) : new URL("./worker.js", import.meta.url);
     url.searchParams.set("wasm", build);
+    if (part) url.searchParams.set("part", String(part)); // names a shard Worker (its requests' Referer)
     this.build = build;
     this.worker = new Worker(url);
     this.nextId = 1;
@@ -266,9 +277,10 @@ async function openSource(src, opts) {
 // opts.connections (default 4) ranged requests at once and resumes a partial
 // download (ModelStore.download); into the Cache API it is one request. The
 // bytes are checked by size and GGUF header before they count as stored. It
+// refuses a file over limit (opts of a load by parts pass a larger one). It
 // returns false when the Cache API cannot hold it (quota, private windows);
 // OPFS's quota error is thrown, naming the sizes.
-async function download(cache, url, name, opts) {
+async function download(cache, url, name, opts, limit = maxModelBytes) {
   if (opts.connections != null && !(Number.isInteger(opts.connections) && opts.connections >= 1 && opts.connections <= 16)) {
     throw new BadRequestError(`connections must be an integer from 1 to 16, got ${opts.connections}`, "connections");
   }
@@ -279,13 +291,13 @@ async function download(cache, url, name, opts) {
     storageInfo(true).catch(() => {}); // ask for persistent storage (navigator.storage.persist) once models are kept
     const r = await cache.download(url, {
       name, signal: opts.signal, onProgress: opts.onProgress, connections: opts.connections, chunkBytes: opts.chunkBytes,
-      workerURL: opts.storeWorkerURL, maxBytes: maxModelBytes, tooLarge: (size) => tooLarge(name, size),
+      workerURL: opts.storeWorkerURL, maxBytes: limit, tooLarge: (size) => tooLarge(name, size),
     });
     if (r) return true; // else no sync access handles here: one request into the store's put
   }
   const { resp, ctl } = await fetchOK(url, opts);
   const size = Number(resp.headers.get("content-length")) || 0;
-  if (size > maxModelBytes) {
+  if (size > limit) {
     ctl.abort();
     throw tooLarge(name, size);
   }
@@ -294,7 +306,7 @@ async function download(cache, url, name, opts) {
   const counted = resp.body.pipeThrough(new TransformStream({
     transform(chunk, out) {
       loaded += chunk.byteLength;
-      if (loaded > maxModelBytes) throw tooLarge(name, loaded);
+      if (loaded > limit) throw tooLarge(name, loaded);
       if (opts.onProgress) {
         const secs = (performance.now() - started) / 1000;
         opts.onProgress({ loaded, total: size || loaded, fraction: size ? loaded / size : 0, bytesPerSec: secs > 0 ? loaded / secs : 0, fromCache: false, name, ranged: false, connections: 1, resumed: 0 });
@@ -604,10 +616,128 @@ async function splitSource(source, opts) {
   };
 }
 
+// partsSource names the files of a source that Workers can each read their
+// own rows of: {name, files: [URL or Blob], names, urls: [the URL of each
+// file, or null], cache, fromCache}; null for a model given as bytes. A
+// split GGUF's shards are checked to exist first (a HEAD request for each
+// one not cached), as openShards does; cached files are the cache's
+// disk-backed Files.
+async function partsSource(source, opts) {
+  if (source instanceof ArrayBuffer || source instanceof Uint8Array) return null;
+  if (source instanceof Blob) {
+    const name = source.name || "model.gguf";
+    return { name, files: [source], names: [name], urls: [null], cache: null, fromCache: false };
+  }
+  const cache = opts.cache === false ? null : await openCache();
+  let parts = shardParts(source);
+  if (!parts) {
+    const url = cacheKey(String(source));
+    parts = [{ name: baseName(url), url }];
+  }
+  const missing = [];
+  let unchecked = false;
+  for (const p of parts) {
+    if (p.blob) continue;
+    const hit = cache && (await cache.match(p.url));
+    if (hit) { p.blob = await hit.blob(); p.cached = true; continue; }
+    if (parts.length === 1) continue;
+    if (missing.length >= 4) { unchecked = true; break; } // enough to name
+    let resp = null;
+    try { resp = await fetch(p.url, { method: "HEAD", signal: opts.signal }); } catch { /* the read says why */ }
+    if (resp && (resp.status === 404 || resp.status === 410)) missing.push(p.name);
+  }
+  if (missing.length) throw missingShards(missing, parts.length, parts[0].prefix, unchecked);
+  return {
+    name: parts[0].name, files: parts.map((p) => p.blob || p.url), names: parts.map((p) => p.name),
+    urls: parts.map((p) => p.url || null), cache, fromCache: parts.every((p) => p.cached),
+  };
+}
+
+// loadParts loads a model split over the lead engine and new shard Workers
+// that each read only their own rows (wasm/browser/worker/parts_js.go): the
+// lead plans the split from the files' headers (their first bytes, by Range
+// requests or Blob slices) before anything else is read, refusing a model
+// whose parts do not fit with what each Worker would need; the files not
+// cached are then downloaded into the cache when there is one (its Files
+// are read by slices), else read by Range requests straight into each
+// Worker's memory. Resolves {loaded, shards}, or null when a server does not
+// support Range requests (the caller falls back to one buffer).
+async function loadParts(engine, src, opts, n, auto) {
+  const plan = await engine.request({ type: "planParts", name: src.name, files: src.files, names: src.names, workers: n, auto, limit: canSplit() ? MAX_WORKERS : 1 });
+  if (plan.noRange) return null;
+  const sizes = plan.sizes, total = sizes.reduce((a, b) => a + b, 0);
+  n = plan.workers;
+  if (src.cache) {
+    // Stored once on disk, then read by slices (a failed store: by Range requests).
+    let done = 0;
+    for (const [i, f] of src.files.entries()) {
+      if (typeof f === "string") {
+        const partOpts = { ...opts, onProgress: opts.onProgress && ((q) => opts.onProgress({ ...q, loaded: done + q.loaded, total, fraction: total ? (done + q.loaded) / total : 0, name: src.name })) };
+        if (await download(src.cache, f, src.names[i], partOpts, Infinity)) {
+          const hit = await src.cache.match(f);
+          if (hit) src.files[i] = await hit.blob();
+        }
+      }
+      done += sizes[i];
+    }
+  }
+  const started = performance.now();
+  const loaded = new Array(n).fill(0);
+  const progress = (k) => (m) => {
+    loaded[k] = m.loaded;
+    if (!opts.onProgress) return;
+    const sum = loaded.reduce((a, b) => a + b, 0), secs = (performance.now() - started) / 1000;
+    opts.onProgress({ loaded: Math.min(sum, total), total, fraction: total ? Math.min(sum / total, 1) : 1, bytesPerSec: secs > 0 ? sum / secs : 0, fromCache: src.fromCache, name: src.name, workers: n });
+  };
+  const shards = [];
+  try {
+    const channels = [];
+    for (let k = 1; k < n; k++) {
+      const channel = new SharedArrayBuffer(CHANNEL_BYTES);
+      const shard = new Engine(opts.workerURL, engine.build, k);
+      shard.onDie = () => {
+        const i32 = new Int32Array(channel);
+        Atomics.store(i32, CH_STATE, CH_FAILED);
+        Atomics.notify(i32, CH_STATE);
+        Atomics.notify(i32, CH_RESP);
+      };
+      channels.push(channel);
+      shards.push(shard);
+    }
+    await Promise.all(shards.map((s) => s.ready));
+    const files = { files: src.files, sizes, names: src.names, prefixes: plan.prefixes };
+    shards.forEach((s, i) => {
+      // Never answered but by progress (the shard serves until terminated); a failure reaches the lead.
+      s._send(s.nextId++, { type: "shard", part: i + 1, parts: n, channel: channels[i], ...files }, [], progress(i + 1)).promise.catch(() => {});
+    });
+    const r = await engine.request({ type: "loadSplit", name: src.name, channels, ...files }, [], progress(0));
+    if (opts.onProgress) {
+      // Done: the Workers' last reports may come in any order.
+      const secs = (performance.now() - started) / 1000;
+      opts.onProgress({ loaded: total, total, fraction: 1, bytesPerSec: secs > 0 ? total / secs : 0, fromCache: src.fromCache, name: src.name, workers: n });
+    }
+    return { loaded: r, shards };
+  } catch (e) {
+    for (const s of shards) s.terminate();
+    if (src.cache) for (const u of src.urls) if (u) await src.cache.delete(u).catch(() => {}); // do not keep a file the engine refused
+    throw e;
+  }
+}
+
 // loadSplit loads a model split over the lead engine and n-1 new shard
-// workers (auto: at most n, as many as the model's attention divides over):
-// resolves {loaded, shards}. On failure the shards are terminated.
+// workers (auto: the default count, which the plan caps at the model's KV
+// heads and raises to the fewest Workers its parts fit in): resolves
+// {loaded, shards}. Each Worker reads only its own rows (loadParts); a model
+// given as bytes, or on a server without Range support, passes through one
+// SharedArrayBuffer that every worker copies its part out of (within
+// maxModelBytes). On failure the shards are terminated.
 async function loadSplit(engine, source, opts, n, auto) {
+  const parts = await partsSource(source, opts);
+  if (parts) {
+    const r = await loadParts(engine, parts, opts, n, auto);
+    if (r) return r;
+    if (opts.onProgress) opts.onProgress({ loaded: 0, total: 0, fraction: 0, bytesPerSec: 0, fromCache: false, name: parts.name, noRange: true });
+  }
   const src = await splitSource(source, opts);
   if (src.size > maxModelBytes) throw tooLarge(src.name, src.size);
   const shards = [];
@@ -736,6 +866,20 @@ export class PicoLM {
   }
 
   static async _loadOne(engine, source, opts) {
+    try {
+      return await PicoLM._loadBuffer(engine, source, opts);
+    } catch (e) {
+      // Over one buffer's limit: planned from its header and, where its
+      // rows fit one Worker, read by parts; else refused with what it needs.
+      if (!e.tooLarge || (opts.signal && opts.signal.aborted)) throw e;
+      const src = await partsSource(source, opts);
+      const r = src && (await loadParts(engine, src, opts, 1, false));
+      if (!r) throw e;
+      return r.loaded;
+    }
+  }
+
+  static async _loadBuffer(engine, source, opts) {
     if (source === BUILTIN || source == null) return engine.request({ type: "load", builtin: true });
     source = ownBuffer(source);
     if (source instanceof ArrayBuffer) {

@@ -61,6 +61,104 @@ globalThis.picolmChannel = {
   },
 };
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const noRange = () => new Error("picolm:no-range: the server answered a Range request with the whole file");
+
+// readInto reads the first n bytes of a byte stream into the staging
+// buffer (picolmSource.stage) and resolves with how many came: a BYOB
+// reader fills the one buffer (it moves from read to read: stage is
+// replaced by its latest view), so no array is made per read; elsewhere
+// the chunks are copied in.
+async function readInto(body, n) {
+  const src = globalThis.picolmSource;
+  let reader = null;
+  try { reader = body.getReader({ mode: "byob" }); } catch { /* not a byte stream */ }
+  let off = 0;
+  if (reader) {
+    let buf = src.stage.buffer;
+    try {
+      while (off < n) {
+        const { value, done } = await reader.read(new Uint8Array(buf, off, n - off));
+        if (value) buf = value.buffer;
+        if (done) break;
+        off += value.byteLength;
+      }
+    } finally {
+      src.stage = new Uint8Array(buf);
+      reader.cancel().catch(() => {});
+    }
+    return off;
+  }
+  reader = body.getReader();
+  try {
+    while (off < n) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const take = Math.min(value.byteLength, n - off);
+      src.stage.set(value.subarray(0, take), off);
+      off += take;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return off;
+}
+
+// fetchRange reads bytes [start, end) of url into the staging buffer:
+// {n, size (the file's, from Content-Range)}.
+async function fetchRange(url, start, end) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const resp = await fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store" });
+      if (resp.status === 200) {
+        resp.body && resp.body.cancel().catch(() => {});
+        throw noRange();
+      }
+      if (resp.status !== 206) throw new Error(`HTTP ${resp.status} ${resp.statusText} for bytes ${start}-${end - 1}`);
+      const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(resp.headers.get("content-range") || "");
+      if (!m || Number(m[1]) !== start) throw noRange();
+      const n = await readInto(resp.body, Math.min(end, Number(m[2]) + 1) - start);
+      return { n, size: m[3] === "*" ? NaN : Number(m[3]) };
+    } catch (e) {
+      if (String(e.message).startsWith("picolm:no-range") || attempt >= 3) throw e;
+      await sleep(250 * attempt); // a dropped connection: try again
+    }
+  }
+}
+
+// picolmSource reads a model's files for a Worker that loads only its own
+// rows (wasm/browser/worker/parts_js.go): a URL by HTTP Range requests (no
+// HTTP cache: the bytes go straight into the engine's memory), a Blob (a
+// picked File, the OPFS cache's disk-backed File) by slices. Each read
+// lands in stage, which Go copies out of.
+globalThis.picolmSource = {
+  stage: new Uint8Array(0),
+  // release drops stage (called once a Worker's rows are read).
+  release() { this.stage = new Uint8Array(0); },
+  // reserve makes stage at least n bytes.
+  reserve(n) { if (this.stage.byteLength < n) this.stage = new Uint8Array(n); },
+  // read reads bytes [start, end) of src into stage and resolves with their count.
+  async read(src, start, end) {
+    this.reserve(end - start);
+    if (typeof src !== "string") return readInto(src.slice(start, end).stream(), end - start);
+    return (await fetchRange(src, start, end)).n;
+  },
+  // probe reads the first n bytes (fewer when the file is shorter) into
+  // stage: {size, n}, or {noRange: true} for a server without Range support.
+  async probe(src, n) {
+    this.reserve(n);
+    if (typeof src !== "string") return { size: src.size, n: await readInto(src.slice(0, n).stream(), Math.min(n, src.size)) };
+    try {
+      const r = await fetchRange(src, 0, n);
+      if (!Number.isFinite(r.size)) return { noRange: true };
+      return r;
+    } catch (e) {
+      if (String(e.message).startsWith("picolm:no-range")) return { noRange: true };
+      throw e;
+    }
+  },
+};
+
 (async () => {
   try {
     const go = new Go();

@@ -4,7 +4,7 @@
 // the Cross-Origin-Opener-Policy / Cross-Origin-Embedder-Policy headers that
 // make SharedArrayBuffer available.
 //
-//	go run ./scripts/serve [-addr 127.0.0.1:8080] [-root .] [-mount /models/=DIR]...
+//	go run ./scripts/serve [-addr 127.0.0.1:8080] [-root .] [-mount /models/=DIR]... [-mount-no-range /plain/=DIR]... [-log-requests FILE]
 //
 // It prints the page's URL once it is listening (-addr with port 0 picks a
 // free port).
@@ -13,6 +13,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,13 +48,22 @@ func (m *mounts) Set(s string) error { *m = append(*m, s); return nil }
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address (port 0: any free port)")
 	root := flag.String("root", ".", "directory to serve")
-	var extra mounts
+	var extra, plain mounts
 	flag.Var(&extra, "mount", "serve another directory under a URL prefix: /prefix/=DIR (repeatable)")
+	flag.Var(&plain, "mount-no-range", "as -mount, but ignoring Range requests (a server without Range support, for tests)")
+	logPath := flag.String("log-requests", "", "append one JSON line per request to `FILE`: method, path, range, status, bytes sent, referer (for tests)")
 	flag.Parse()
 
-	h, err := handler(*root, extra)
+	h, err := handler(*root, extra, plain...)
 	if err != nil {
 		log.Fatalf("serve: %v", err)
+	}
+	if *logPath != "" {
+		lf, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Fatalf("serve: %v", err)
+		}
+		h = logRequests(h, lf)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -78,18 +88,62 @@ func init() {
 	}
 }
 
-// handler serves root at / and each mount ("/prefix/=DIR") under its prefix.
-func handler(root string, extra []string) (http.Handler, error) {
+// handler serves root at / and each mount ("/prefix/=DIR") under its
+// prefix; the plain mounts without Range support.
+func handler(root string, extra []string, plain ...string) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", newFiles(root))
-	for _, m := range extra {
+	for i, m := range append(append([]string(nil), extra...), plain...) {
 		prefix, dir, ok := strings.Cut(m, "=")
 		if !ok || !strings.HasPrefix(prefix, "/") || !strings.HasSuffix(prefix, "/") {
 			return nil, fmt.Errorf("-mount %q: want /prefix/=DIR", m)
 		}
-		mux.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), newFiles(dir)))
+		var h http.Handler = http.StripPrefix(strings.TrimSuffix(prefix, "/"), newFiles(dir))
+		if i >= len(extra) {
+			h = noRange(h)
+		}
+		mux.Handle(prefix, h)
 	}
 	return headers(mux), nil
+}
+
+// noRange serves h as a server without Range support does: the whole file.
+func noRange(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del("Range")
+		r.Header.Del("If-Range")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// logRequests appends a JSON line per request to w once it is answered.
+func logRequests(h http.Handler, w io.Writer) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		c := &counter{ResponseWriter: rw, status: http.StatusOK}
+		h.ServeHTTP(c, r)
+		line, _ := json.Marshal(map[string]any{
+			"method": r.Method, "path": r.URL.Path, "range": r.Header.Get("Range"), "status": c.status,
+			"bytes": c.n, "referer": r.Header.Get("Referer"),
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		w.Write(append(line, '\n'))
+	})
+}
+
+// counter counts the body bytes of a response and keeps its status.
+type counter struct {
+	http.ResponseWriter
+	status int
+	n      int64
+}
+
+func (c *counter) WriteHeader(s int) { c.status = s; c.ResponseWriter.WriteHeader(s) }
+func (c *counter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // headers adds the cross-origin isolation and caching headers to every reply.

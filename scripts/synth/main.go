@@ -4,6 +4,7 @@
 //
 //	go run ./scripts/synth -o tinyllama-q4km.gguf                 # TinyLlama-1.1B shape, Q4_K_M
 //	go run ./scripts/synth -small -type Q8_0 -seed 7 -o small.gguf  # a 2-layer model, instantly
+//	go run ./scripts/synth -preset llama3-8b -random-blocks -o /tmp/l3-8b.gguf  # Llama-3-8B shape, Q4_K_M, 4.9 GB
 //	go run ./scripts/synth -layers 4 -embd 512 -ff 1536 -type F16 -o m.gguf
 //
 // Weights are N(0, 0.05²), output.weight N(0, 0.2²), norms 1.0; the
@@ -28,15 +29,19 @@ import (
 func main() {
 	shape := synth.TinyLlama
 	var (
-		out   = flag.String("o", "", "output `FILE` (required)")
-		typ   = flag.String("type", "Q4_K_M", "file `TYPE`: "+strings.Join(synth.FileTypes(), " "))
-		seed  = flag.Uint64("seed", 1, "random seed")
-		small = flag.Bool("small", false, "the small shape (n_embd 256, 2 layers, 4 heads, 2 KV heads, n_ff 768, context 256) instead of TinyLlama-1.1B's")
-		vocab = flag.String("vocab", "../shared/testdata/ggml-vocab-llama-spm.gguf", "GGUF `FILE` to copy the tokenizer from")
-		name  = flag.String("name", "", "general.name (default synth-EMBDxLAYERS)")
-		pure  = flag.Bool("pure", false, "no mix rules: every weight matrix in TYPE")
-		j     = flag.Int("j", 0, "threads (default: all cores)")
-		quiet = flag.Bool("q", false, "no per-tensor progress")
+		out    = flag.String("o", "", "output `FILE` (required)")
+		typ    = flag.String("type", "Q4_K_M", "file `TYPE`: "+strings.Join(synth.FileTypes(), " "))
+		seed   = flag.Uint64("seed", 1, "random seed")
+		small  = flag.Bool("small", false, "the small shape (n_embd 256, 2 layers, 4 heads, 2 KV heads, n_ff 768, context 256) instead of TinyLlama-1.1B's")
+		vocab  = flag.String("vocab", "../shared/testdata/ggml-vocab-llama-spm.gguf", "GGUF `FILE` to copy the tokenizer from")
+		name   = flag.String("name", "", "general.name (default synth-EMBDxLAYERS)")
+		pure   = flag.Bool("pure", false, "no mix rules: every weight matrix in TYPE")
+		j      = flag.Int("j", 0, "threads (default: all cores)")
+		quiet  = flag.Bool("q", false, "no per-tensor progress")
+		preset = flag.String("preset", "", "a shape: tinyllama (the default), small (as -small), llama3-8b (Llama-3-8B's shape, its vocabulary of 128256 tokens padded from -vocab's)")
+		blocks = flag.Bool("random-blocks", false, "write the weight matrices as random blocks of their quantized type (finite scales) instead of quantizing random floats: an 8B model in a minute (Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q8_0 only)")
+		sparse = flag.Bool("sparse", false, "write only the header, the tensor data left a hole of zeros (a sparse file of the full size: no disk, no time): for tests of what reads headers, not for running")
+		vsize  = flag.Int("vocab-size", 0, "pad the vocabulary to `N` tokens with unused ones (default: -vocab's own; llama3-8b: 128256)")
 	)
 	var embd, layers, heads, kvHeads, ff, ctx int
 	flag.IntVar(&embd, "embd", 0, "override n_embd")
@@ -49,6 +54,19 @@ func main() {
 	if *out == "" || flag.NArg() != 0 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	pad := *vsize
+	switch *preset {
+	case "", "tinyllama":
+	case "small":
+		shape = synth.Small
+	case "llama3-8b":
+		shape = synth.Llama3_8B
+		if pad == 0 {
+			pad = synth.Llama3Vocab
+		}
+	default:
+		fail(fmt.Errorf("unknown -preset %q: tinyllama, small or llama3-8b", *preset))
 	}
 	if *small {
 		shape = synth.Small
@@ -67,7 +85,18 @@ func main() {
 		fail(err)
 	}
 	defer v.Close()
-	m := synth.Model{Shape: shape, Seed: *seed, Name: *name, Vocab: v}
+	m := synth.Model{Shape: shape, Seed: *seed, Name: *name, Vocab: v, VocabSize: pad, RandomBlocks: *blocks}
+	if *sparse {
+		h, size, err := m.Header(ft)
+		if err == nil {
+			err = writeSparse(*out, h, size)
+		}
+		if err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(os.Stderr, "synth: wrote %s: the %d-byte header of a %d-byte %s model, the rest a hole\n", *out, len(h), size, ft.Name)
+		return
+	}
 	o := quantize.Options{Pure: *pure, Threads: *j}
 	if !*quiet {
 		o.Progress = os.Stderr
@@ -78,6 +107,23 @@ func main() {
 	}
 	fmt.Fprintf(os.Stderr, "synth: wrote %s: %s, %+v, seed %d, %.1f MiB of tensors in %v%s\n",
 		*out, ft.Name, shape, *seed, float64(st.OutBytes)/(1<<20), st.Duration.Round(1e6), peakRSS())
+}
+
+// writeSparse writes header h and extends the file to size bytes (a hole).
+func writeSparse(path string, h []byte, size int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(h); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // peakRSS reports VmHWM from /proc/self/status, where there is one.

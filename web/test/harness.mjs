@@ -19,10 +19,11 @@ export const chromiumArgs = [
 
 // startServer runs build/serve on a free port, serving dir (default the
 // repo root) with the test models directory mounted at /test-models/, and
-// resolves with {url, models, stop}.
-export async function startServer(dir = root) {
+// resolves with {url, models, stop}; args are more flags of build/serve
+// (-mount-no-range, -log-requests).
+export async function startServer(dir = root, args = []) {
   const models = mkdtempSync(join(tmpdir(), "picolm-models-"));
-  const proc = spawn(join(root, "build", "serve"), ["-addr", "127.0.0.1:0", "-root", dir, "-mount", `/test-models/=${models}`], { stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(join(root, "build", "serve"), ["-addr", "127.0.0.1:0", "-root", dir, "-mount", `/test-models/=${models}`, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error("server did not start: " + out)), 15000);

@@ -58,6 +58,11 @@ type Tensor struct {
 	// rows) and must give the same values every time. May be nil when the
 	// tensor is only ever copied.
 	Rows func(dst []float32, first int) error
+	// Blocks, when set, fills dst with len(dst)/(a row's bytes) rows from
+	// row first on directly in the output type typ (the plan's), in place of
+	// converting Rows: a generator of random blocks (scripts/synth
+	// -random-blocks). Called from one goroutine, rows in order.
+	Blocks func(typ quant.Type, dst []byte, first int) error
 }
 
 func (t *Tensor) elements() uint64 {
@@ -288,6 +293,10 @@ func Write(w io.Writer, kv []gguf.KeyValue, p *Plan, o Options) (Stats, error) {
 			if _, err := w.Write(t.Raw); err != nil {
 				return st, err
 			}
+		} else if t.Blocks != nil {
+			if err := writeBlocks(w, t, p.Types[i], sizes[i]); err != nil {
+				return st, err
+			}
 		} else if err := c.convert(w, t, p.Types[i]); err != nil {
 			return st, err
 		}
@@ -299,6 +308,28 @@ func Write(w io.Writer, kv []gguf.KeyValue, p *Plan, o Options) (Stats, error) {
 	st.Duration = time.Since(t0)
 	progress(o, "tensor data %.2f MiB -> %.2f MiB in %v\n", float64(st.InBytes)/(1<<20), float64(st.OutBytes)/(1<<20), st.Duration.Round(time.Millisecond))
 	return st, nil
+}
+
+// writeBlocks writes t's size bytes of type typ from t.Blocks, 4 MiB of rows
+// at a time.
+func writeBlocks(w io.Writer, t *Tensor, typ quant.Type, size uint64) error {
+	rowBytes, err := quant.RowSize(typ, int(t.Dims[0]))
+	if err != nil {
+		return fmt.Errorf("%w: %q: %v", ErrTensor, t.Name, err)
+	}
+	rows := int(size) / rowBytes
+	per := max(1, (4<<20)/rowBytes)
+	buf := make([]byte, min(per, rows)*rowBytes)
+	for r := 0; r < rows; r += per {
+		n := min(per, rows-r)
+		if err := t.Blocks(typ, buf[:n*rowBytes], r); err != nil {
+			return fmt.Errorf("%w: %q: %w", ErrTensor, t.Name, err)
+		}
+		if _, err := w.Write(buf[:n*rowBytes]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func progress(o Options, format string, args ...any) {

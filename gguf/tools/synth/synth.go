@@ -37,6 +37,13 @@ type Shape struct {
 // TinyLlama is the shape of TinyLlama-1.1B.
 var TinyLlama = Shape{Embd: 2048, Layers: 22, Heads: 32, KVHeads: 4, FF: 5632, Context: 2048}
 
+// Llama3_8B is the shape of Llama-3-8B (its vocabulary is 128256 tokens:
+// Model.VocabSize pads a smaller tokenizer to it).
+var Llama3_8B = Shape{Embd: 4096, Layers: 32, Heads: 32, KVHeads: 8, FF: 14336, Context: 8192}
+
+// Llama3Vocab is Llama 3's vocabulary size.
+const Llama3Vocab = 128256
+
 // Small is a shape that writes in well under a second (in every type: rows
 // are multiples of 256): the shape of ../shared/testdata/synth/synth-small.
 var Small = Shape{Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 768, Context: 256}
@@ -72,6 +79,16 @@ type Model struct {
 	// Vocab supplies the tokenizer: every tokenizer.* key is copied, and
 	// the vocabulary size is its number of tokens.
 	Vocab *gguf.File
+	// VocabSize, when larger than Vocab's tokens, pads the vocabulary to
+	// that many with unused tokens "<|reserved_N|>" (token type 5, score
+	// 0; never produced by the tokenizer): a model of a larger
+	// vocabulary's shape from a smaller tokenizer.
+	VocabSize int
+	// RandomBlocks writes every quantized weight matrix as random blocks
+	// of its type with fixed finite scales (randomBlocks) instead of
+	// quantizing N(0, σ²) floats: not the same weights, but seconds instead
+	// of an hour for a Llama-3-8B-sized model.
+	RandomBlocks bool
 }
 
 // Metadata returns the model's metadata (before quantize.Metadata adds the
@@ -111,12 +128,64 @@ func (m *Model) Metadata() ([]gguf.KeyValue, int, error) {
 		{Key: "llama.rope.dimension_count", Value: u(m.Embd / m.Heads)},
 		{Key: "llama.vocab_size", Value: u(n)},
 	}
+	pad := 0
+	if m.VocabSize > n {
+		if m.VocabSize > 1<<22 {
+			return nil, 0, fmt.Errorf("synth: a vocabulary of %d tokens (at most 2^22): %w", m.VocabSize, ErrShape)
+		}
+		pad = m.VocabSize - n
+		kv[len(kv)-1].Value = u(m.VocabSize)
+	}
 	for _, e := range m.Vocab.KV {
 		if strings.HasPrefix(e.Key, "tokenizer.") {
+			if pad > 0 {
+				v, err := padArray(e, n, pad)
+				if err != nil {
+					return nil, 0, err
+				}
+				e.Value = v
+			}
 			kv = append(kv, e)
 		}
 	}
-	return kv, n, nil
+	return kv, n + pad, nil
+}
+
+// padArray pads a per-token array of the tokenizer (tokens, scores, token
+// types) of n entries with pad unused tokens; any other value is returned
+// as it is.
+func padArray(e gguf.KeyValue, n, pad int) (gguf.Value, error) {
+	v := e.Value
+	if v.Type() != gguf.TypeArray || v.Len() != n {
+		return v, nil
+	}
+	switch e.Key {
+	case "tokenizer.ggml.tokens":
+		s, ok := v.Strings()
+		if !ok {
+			return v, fmt.Errorf("synth: %s is not an array of strings: %w", e.Key, gguf.ErrWrongType)
+		}
+		for i := range pad {
+			s = append(s, fmt.Sprintf("<|reserved_%d|>", i))
+		}
+		return gguf.Strings(s), nil
+	case "tokenizer.ggml.scores":
+		f, ok := v.Float32s()
+		if !ok {
+			return v, fmt.Errorf("synth: %s is not an array of float32: %w", e.Key, gguf.ErrWrongType)
+		}
+		return gguf.Float32s(append(f, make([]float32, pad)...)), nil
+	case "tokenizer.ggml.token_type":
+		t, ok := v.Int32s()
+		if !ok {
+			return v, fmt.Errorf("synth: %s is not an array of int32: %w", e.Key, gguf.ErrWrongType)
+		}
+		for range pad {
+			t = append(t, 5) // unused
+		}
+		return gguf.Int32s(t), nil
+	}
+	return v, nil
 }
 
 // Tensors returns the model's tensors as F32 sources for quantize.Write.
@@ -124,7 +193,11 @@ func (m *Model) Tensors(vocab int) []quantize.Tensor {
 	d, kvd, ff := uint64(m.Embd), uint64(m.Embd/m.Heads*m.KVHeads), uint64(m.FF)
 	var ts []quantize.Tensor
 	add := func(name string, std float64, dims ...uint64) {
-		ts = append(ts, quantize.Tensor{Name: name, Dims: dims, Type: quant.F32, Rows: m.rows(name, std, int(dims[0]))})
+		t := quantize.Tensor{Name: name, Dims: dims, Type: quant.F32, Rows: m.rows(name, std, int(dims[0]))}
+		if m.RandomBlocks && len(dims) >= 2 {
+			t.Blocks = m.randomBlocks(name)
+		}
+		ts = append(ts, t)
 	}
 	add("token_embd.weight", WeightStd, d, uint64(vocab))
 	for i := range m.Layers {

@@ -15,7 +15,13 @@
 //	         {name, blobs: [Blob], names}  the shards of a split GGUF, in order, read one after the other
 //
 // loadSplit and shard take the shards of a split GGUF laid end to end in
-// model, with sizes: [n] and names: [string].
+// model, with sizes: [n] and names: [string]; or, to read only the Worker's
+// own rows (parts_js.go), files: [URL or Blob], sizes, names and prefixes:
+// [ArrayBuffer] (each file's header) in place of model.
+//
+//	planParts {name, files: [URL or Blob], names, workers, auto, limit}
+//	                                 replies plan {workers, maxWorkers, need: [bytes], sizes, prefixes}
+//	                                 (host.PlanSplit), or plan {noRange: true}
 //
 //	sync     {}                      answered with ok once the messages before it are handled
 //	generate {prompt | messages, maxTokens, temperature, topP, topK, minP, seed, json,
@@ -95,6 +101,8 @@ func main() {
 			b.readBlob(req)
 		case "plan":
 			b.plan(req)
+		case "planParts":
+			b.planParts(req)
 		case "loadSplit":
 			b.loadSplit(req)
 		case "shard":
@@ -198,7 +206,7 @@ func (b *bridge) handle(msg js.Value) {
 	case "end":
 		info, err := b.w.Finish()
 		b.loaded(id, info, err)
-	case "generate", "embed", "blob", "plan", "loadSplit", "shard", "saveState", "restoreState":
+	case "generate", "embed", "blob", "plan", "planParts", "loadSplit", "shard", "saveState", "restoreState":
 		b.queue <- msg
 	case "stop":
 		if id.Float() == b.running {

@@ -332,7 +332,7 @@ func (b *bridge) plan(msg js.Value) {
 // channels: [SharedArrayBuffer]}.
 func (b *bridge) loadSplit(msg js.Value) {
 	id := msg.Get("id")
-	size := int64(msg.Get("size").Float())
+	size := int64(flt(msg.Get("size"), 0))
 	chans := msg.Get("channels")
 	peers := make([]engine.Peer, chans.Length())
 	b.peers = b.peers[:0]
@@ -347,14 +347,26 @@ func (b *bridge) loadSplit(msg js.Value) {
 		peers[i] = p
 		b.peers = append(b.peers, p)
 	}
-	r, err := newSABReader(msg.Get("model"), size)
-	if err != nil {
-		b.w.Unload()
-		b.fail(id, err)
-		return
-	}
 	name := str(msg.Get("name"))
-	info, err := b.w.LoadSplitFiles(name, r, filesOf(msg, name, size), peers)
+	var info host.ModelInfo
+	var err error
+	if msg.Get("files").Type() == js.TypeObject { // each Worker reads its own rows (parts_js.go)
+		files, fs := filesMsg(msg)
+		var r *partsReader
+		if r, err = newPartsReader(files, fs); err == nil {
+			b.progressEvery(r, id)
+			info, err = b.w.LoadPartsFiles(name, prefixesMsg(msg), r, fs, peers)
+			r.release()
+		}
+	} else {
+		var r *sabReader
+		if r, err = newSABReader(msg.Get("model"), size); err != nil {
+			b.w.Unload()
+			b.fail(id, err)
+			return
+		}
+		info, err = b.w.LoadSplitFiles(name, r, filesOf(msg, name, size), peers)
+	}
 	if err != nil {
 		b.peers = nil
 	}
@@ -377,23 +389,38 @@ func (b *bridge) serveShard(msg js.Value) {
 		c.notify(ixResp)
 		b.fail(msg.Get("id"), err)
 	}
-	size := int64(msg.Get("size").Float())
-	r, err := newSABReader(msg.Get("model"), size)
-	if err != nil {
-		failed(err)
-		return
-	}
-	sh, err := host.LoadShardFiles(r, filesOf(msg, "the model file", size), msg.Get("part").Int(), msg.Get("parts").Int())
-	if err != nil {
-		failed(err)
-		return
+	var sh *engine.Shard
+	if msg.Get("files").Type() == js.TypeObject { // its own rows only (parts_js.go)
+		files, fs := filesMsg(msg)
+		r, err := newPartsReader(files, fs)
+		if err != nil {
+			failed(err)
+			return
+		}
+		b.progressEvery(r, msg.Get("id"))
+		sh, err = host.LoadShardParts(prefixesMsg(msg), r, fs, msg.Get("part").Int(), msg.Get("parts").Int())
+		r.release()
+		if err != nil {
+			failed(err)
+			return
+		}
+	} else {
+		size := int64(msg.Get("size").Float())
+		r, err := newSABReader(msg.Get("model"), size)
+		if err != nil {
+			failed(err)
+			return
+		}
+		if sh, err = host.LoadShardFiles(r, filesOf(msg, "the model file", size), msg.Get("part").Int(), msg.Get("parts").Int()); err != nil {
+			failed(err)
+			return
+		}
 	}
 	maxActs, actLen, outLen := sh.Limits()
 	if maxActs*actLen > actsMax || 4*outLen > c.outMax {
 		failed(fmt.Errorf("the shard channel is too small: %d activations of %d bytes and %d results", maxActs, actLen, outLen))
 		return
 	}
-	r = nil
 	msg = js.Undefined() // let the model buffer go
 	acts := make([][]byte, maxActs)
 	actBuf := make([]byte, maxActs*actLen)

@@ -1,0 +1,104 @@
+// bigmodel.mjs — a model over 4 GiB in headless Chromium, split over Workers
+// that each read only their rows by HTTP Range requests (run by hand; see
+// README "Models over 4 GiB"):
+//
+//   go run ./scripts/synth -preset llama3-8b -random-blocks -o /tmp/l3-8b.gguf
+//   scripts/serve.sh --build-only
+//   node web/test/bigmodel.mjs /tmp/l3-8b.gguf [WORKERS] [TOKENS]
+//
+// It serves the file (hard-linked into a temporary directory, so the file
+// must be on the same file system as the system's temporary directory)
+// from build/serve, loads it with {workers: WORKERS (default 2), cache:
+// false}, generates TOKENS (default 8) greedy tokens, and prints the load
+// time, tok/s, the Workers' wasm memories, the memory once loaded (settled, 2 s
+// after) and after generating, and the peaks (sampled every 200 ms from /proc's smaps_rollup)
+// of the renderer's RSS (the page and its Workers) and of the summed RSS and PSS
+// of every Chromium process, as JSON.
+import { linkSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { join, basename } from "node:path";
+import { startServer, launch } from "./harness.mjs";
+
+const [file, workersArg, tokensArg] = process.argv.slice(2);
+if (!file) {
+  console.error("usage: node web/test/bigmodel.mjs MODEL.gguf [WORKERS] [TOKENS]");
+  process.exit(2);
+}
+const workers = Number(workersArg || 2), tokens = Number(tokensArg || 8);
+const size = statSync(file).size;
+
+// rss sums the resident memory of the Chromium processes among pid's descendants (bytes), and of the renderers.
+function rss(root) {
+  const kids = new Map();
+  const info = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
+      const cmd = readFileSync(`/proc/${d}/cmdline`, "utf8");
+      let kb = 0, pss = 0;
+      if (cmd.includes("chrom")) {
+        const roll = readFileSync(`/proc/${d}/smaps_rollup`, "utf8");
+        kb = Number(/Rss:\s+(\d+)/.exec(roll)?.[1] || 0);
+        pss = Number(/Pss:\s+(\d+)/.exec(roll)?.[1] || 0);
+      }
+      info.set(Number(d), { kb, pss, renderer: cmd.includes("--type=renderer") });
+      if (!kids.has(ppid)) kids.set(ppid, []);
+      kids.get(ppid).push(Number(d));
+    } catch { /* gone */ }
+  }
+  let all = 0, renderer = 0, allPss = 0;
+  const walk = (p) => {
+    const i = info.get(p);
+    if (i) { all += i.kb * 1024; allPss += i.pss * 1024; if (i.renderer) renderer += i.kb * 1024; }
+    for (const c of kids.get(p) || []) walk(c);
+  };
+  walk(root);
+  return { all, allPss, renderer };
+}
+
+const server = await startServer();
+linkSync(file, join(server.models, basename(file)));
+const browser = await launch();
+const pid = process.pid; // the Chromium processes are this one's descendants
+let peak = { all: 0, allPss: 0, renderer: 0 };
+const timer = setInterval(() => {
+  const r = rss(pid);
+  for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], r[k]);
+}, 200);
+try {
+  const page = await browser.newPage();
+  page.on("console", (m) => { if (m.type() === "error") console.error("page:", m.text()); });
+  await page.goto(`${server.url}web/test/shards.html`);
+  await page.waitForFunction(() => window.ready);
+  const idle = rss(pid);
+  const r = await page.evaluate(async ([u, w]) => {
+    const { PicoLM } = await import("../picolm.js");
+    const t0 = performance.now();
+    window.model = await PicoLM.load(u, { workers: w, cache: false });
+    return { loadMs: performance.now() - t0, info: window.model.info, memory: window.model.memory };
+  }, [`${server.url}test-models/${basename(file)}`, workers]);
+  const loadPeak = { ...peak };
+  await new Promise((res) => setTimeout(res, 2000));
+  const loaded = rss(pid); // settled, before generating
+  const g = await page.evaluate(async (n) => {
+    const it = window.model.generate("Once upon a time", { maxTokens: n, temperature: 0 });
+    let text = "";
+    for await (const t of it) text += t;
+    return { text, stats: it.stats };
+  }, tokens);
+  const genPeak = rss(pid);
+  await page.evaluate(() => window.model.unload());
+  r.text = g.text;
+  r.stats = g.stats;
+  console.log(JSON.stringify({
+    file: basename(file), bytes: size, workers: r.info.workers, loadSeconds: +(r.loadMs / 1000).toFixed(1),
+    promptTokens: r.stats.promptTokens, generated: r.stats.generated, prefillMs: r.stats.prefillMs, decodeTokensPerSec: +r.stats.tokensPerSec.toFixed(3),
+    wasmBytes: r.memory, idle, loadPeak, loaded, afterGenerating: genPeak, peak,
+    peakRendererOverModel: +(peak.renderer / size).toFixed(3), peakAllPssOverModel: +(peak.allPss / size).toFixed(3), text: r.text,
+  }, null, 1));
+} finally {
+  clearInterval(timer);
+  await browser.close();
+  server.stop();
+}
