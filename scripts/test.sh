@@ -79,7 +79,7 @@ GOEXPERIMENT=simd go test -count=1 ./quant/... ./engine/
 WAZERO=$tools/wazero bash scripts/test-simd.sh
 
 step "fuzz (short)"
-FUZZTIME=${FUZZTIME:-15s}
+FUZZTIME=${FUZZTIME:-8s}
 fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1"; }
 for pkg in $(go list ./...); do
   for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
