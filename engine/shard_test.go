@@ -189,7 +189,7 @@ func TestSplitMatchesWhole(t *testing.T) {
 		}
 		want, wantToks := runGreedy(t, newSession(t, whole, SessionOptions{Context: 128, Threads: 1}), prompt, 6)
 		for _, n := range []int{2, 3, 4} {
-			for _, threads := range []int{1, 2} {
+			for _, threads := range testThreads() {
 				s, ms, shards := splitSession(t, path, n, threads)
 				if ms[0].Identity() != whole.Identity() {
 					t.Fatalf("%s: the reader-loaded identity differs from the mapped file's", name)

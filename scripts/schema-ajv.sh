@@ -9,12 +9,15 @@
 # (wasm/cloudflare/test/schemas.test.mjs); ajv validates every output and each
 # prints its counts. Builds first (scripts/serve.sh --build-only,
 # wasm/cloudflare/build.sh). Needs what those tests need: /usr/bin/chromium and
-# node_modules (npm ci). The CLI's run is wasm/cli's TestJSONSchemaFlag.
+# node_modules (npm ci). First the CLI's run, wasm/cli's TestJSONSchemaFlag
+# (go test runs it with 3 seeds unless PICOLM_SCHEMA_SEEDS says more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 export PICOLM_SCHEMA_SEEDS="${PICOLM_SCHEMA_SEEDS:-10}"
 
+echo "schema-ajv: the CLI (--json-schema), $PICOLM_SCHEMA_SEEDS seeds per schema"
+go test -count=1 -v -run "^TestJSONSchemaFlag$" ./wasm/cli | grep -E "ajv:|^(--- |ok|FAIL)"
 scripts/serve.sh --build-only
 sh wasm/cloudflare/build.sh
 echo "schema-ajv: the browser JS API, $PICOLM_SCHEMA_SEEDS seeds per schema"
