@@ -17,13 +17,9 @@ import (
 // memory with it before any weight is read; a test holds it equal to what
 // LoadWith reads.
 func PartBytes(f *gguf.File, part, parts int) (int64, error) {
-	c, err := readConfig(f)
+	c, parts, err := planConfig(f, part, parts)
 	if err != nil {
 		return 0, err
-	}
-	parts = max(parts, 1)
-	if part < 0 || part >= parts || parts > maxParts {
-		return 0, fmt.Errorf("%w: part %d of %d (at most %d parts)", ErrShard, part, parts, maxParts)
 	}
 	_, tied := f.Tensor("output.weight")
 	tied = !tied
@@ -99,13 +95,9 @@ func PartBytes(f *gguf.File, part, parts int) (int64, error) {
 // for a session of o (its KV heads' slice; the lead's whole cache when
 // parts is 1), with the rotary tables beside it.
 func KVBytes(f *gguf.File, part, parts int, o SessionOptions) (int64, error) {
-	c, err := readConfig(f)
+	c, parts, err := planConfig(f, part, parts)
 	if err != nil {
 		return 0, err
-	}
-	parts = max(parts, 1)
-	if part < 0 || part >= parts || parts > maxParts {
-		return 0, fmt.Errorf("%w: part %d of %d (at most %d parts)", ErrShard, part, parts, maxParts)
 	}
 	m := Model{Config: c}
 	ctx, err := m.contextFor(o)
@@ -116,4 +108,18 @@ func KVBytes(f *gguf.File, part, parts int, o SessionOptions) (int64, error) {
 	kv := 2 * int64(c.Layers) * int64(ctx) * int64((hi-lo)*c.HeadDim) * 2 // K and V, fp16
 	rope := 2 * int64(ctx) * int64(c.RopeDim) * 4
 	return kv + rope, nil
+}
+
+// planConfig is the model config of f and the parts count (at least 1) of a
+// plan for part of parts, or why that part cannot be planned.
+func planConfig(f *gguf.File, part, parts int) (Config, int, error) {
+	c, err := readConfig(f)
+	if err != nil {
+		return Config{}, 0, err
+	}
+	parts = max(parts, 1)
+	if part < 0 || part >= parts || parts > maxParts {
+		return Config{}, 0, fmt.Errorf("%w: part %d of %d (at most %d parts)", ErrShard, part, parts, maxParts)
+	}
+	return c, parts, nil
 }

@@ -653,6 +653,28 @@ async function partsSource(source, opts) {
   };
 }
 
+// startShards starts the n-1 shard Workers of a split model into shards (so
+// that a caller's catch can terminate them), each with its channel (a
+// SharedArrayBuffer; a Worker that dies marks its channel failed, which wakes
+// the lead), and resolves the channels once every Worker is ready.
+async function startShards(engine, opts, n, shards) {
+  const channels = [];
+  for (let k = 1; k < n; k++) {
+    const channel = new SharedArrayBuffer(CHANNEL_BYTES);
+    const shard = new Engine(opts.workerURL, engine.build, k);
+    shard.onDie = () => {
+      const i32 = new Int32Array(channel);
+      Atomics.store(i32, CH_STATE, CH_FAILED);
+      Atomics.notify(i32, CH_STATE);
+      Atomics.notify(i32, CH_RESP);
+    };
+    channels.push(channel);
+    shards.push(shard);
+  }
+  await Promise.all(shards.map((s) => s.ready));
+  return channels;
+}
+
 // loadParts loads a model split over the lead engine and new shard Workers
 // that each read only their own rows (wasm/browser/worker/parts_js.go): the
 // lead plans the split from the files' headers (their first bytes, by Range
@@ -691,20 +713,7 @@ async function loadParts(engine, src, opts, n, auto) {
   };
   const shards = [];
   try {
-    const channels = [];
-    for (let k = 1; k < n; k++) {
-      const channel = new SharedArrayBuffer(CHANNEL_BYTES);
-      const shard = new Engine(opts.workerURL, engine.build, k);
-      shard.onDie = () => {
-        const i32 = new Int32Array(channel);
-        Atomics.store(i32, CH_STATE, CH_FAILED);
-        Atomics.notify(i32, CH_STATE);
-        Atomics.notify(i32, CH_RESP);
-      };
-      channels.push(channel);
-      shards.push(shard);
-    }
-    await Promise.all(shards.map((s) => s.ready));
+    const channels = await startShards(engine, opts, n, shards);
     const files = { files: src.files, sizes, names: src.names, prefixes: plan.prefixes };
     shards.forEach((s, i) => {
       // Never answered but by progress (the shard serves until terminated); a failure reaches the lead.
@@ -748,20 +757,7 @@ async function loadSplit(engine, source, opts, n, auto) {
       const plan = await engine.request({ type: "plan", name: src.name, model, size: src.size });
       n = Math.max(1, Math.min(n, plan.maxWorkers));
     }
-    const channels = [];
-    for (let k = 1; k < n; k++) {
-      const channel = new SharedArrayBuffer(CHANNEL_BYTES);
-      const shard = new Engine(opts.workerURL, engine.build);
-      shard.onDie = () => {
-        const i32 = new Int32Array(channel);
-        Atomics.store(i32, CH_STATE, CH_FAILED);
-        Atomics.notify(i32, CH_STATE);
-        Atomics.notify(i32, CH_RESP);
-      };
-      channels.push(channel);
-      shards.push(shard);
-    }
-    await Promise.all(shards.map((s) => s.ready));
+    const channels = await startShards(engine, opts, n, shards);
     const files = src.sizes ? { sizes: src.sizes, names: src.names } : {}; // a split GGUF's shards, end to end
     shards.forEach((s, i) => s.post({ type: "shard", id: 0, model, size: src.size, part: i + 1, parts: n, channel: channels[i], ...files }));
     const loaded = await engine.request({ type: "loadSplit", name: src.name, model, size: src.size, channels, ...files });

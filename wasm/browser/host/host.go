@@ -343,6 +343,12 @@ func LoadShardFiles(r io.ReaderAt, fs Files, part, parts int) (*engine.Shard, er
 	if err != nil {
 		return nil, err
 	}
+	return loadShardPart(f, r, part, parts)
+}
+
+// loadShardPart loads part of parts of the model whose header is f, its
+// tensor data read through r, as a shard serving the lead's session.
+func loadShardPart(f *gguf.File, r io.ReaderAt, part, parts int) (*engine.Shard, error) {
 	m, err := engine.LoadWith(f, engine.LoadOptions{Data: r, Part: part, Parts: parts})
 	if err != nil {
 		return nil, err

@@ -198,11 +198,7 @@ func LoadShardParts(prefixes [][]byte, r io.ReaderAt, fs Files, part, parts int)
 	if err != nil {
 		return nil, err
 	}
-	m, err := engine.LoadWith(f, engine.LoadOptions{Data: r, Part: part, Parts: parts})
-	if err != nil {
-		return nil, err
-	}
-	return engine.NewShard(m, engine.SessionOptions{Context: DefaultContext, Threads: 1})
+	return loadShardPart(f, r, part, parts)
 }
 
 // partHeader parses the header from prefixes and checks part of parts
