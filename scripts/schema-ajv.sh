@@ -10,7 +10,7 @@
 # prints its counts. Builds first (scripts/serve.sh --build-only,
 # wasm/cloudflare/build.sh). Needs what those tests need: /usr/bin/chromium and
 # node_modules (npm ci). First the CLI's run, wasm/cli's TestJSONSchemaFlag
-# (go test runs it with 3 seeds unless PICOLM_SCHEMA_SEEDS says more).
+# (go test runs it with 1 seed unless PICOLM_SCHEMA_SEEDS says more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh

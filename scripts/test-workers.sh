@@ -2,7 +2,7 @@
 # End-to-end test of the Cloudflare Worker (wasm/cloudflare) on workerd, three
 # bundles:
 #   - build/ (config.capnp): stories260K embedded; fits the paid plan.
-#     TestE2E, then TestSoak: PICOLM_SOAK_SECONDS (default 60; 0 skips it)
+#     TestE2E, then TestSoak: PICOLM_SOAK_SECONDS (default 30; 0 skips it)
 #     of mixed valid and hostile traffic, reporting workerd's RSS and the Go
 #     instance's memory over time; then wasm/cloudflare/test/openai.test.mjs,
 #     the API through the official openai npm client (structured output,
@@ -132,7 +132,7 @@ e2e() {
 "$WORKERD" serve wasm/cloudflare/config.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &
 pid=$!
 waitport "$port"
-PICOLM_WORKER_MODEL_SOURCE=embedded PICOLM_SOAK_SECONDS="${PICOLM_SOAK_SECONDS:-60}" \
+PICOLM_WORKER_MODEL_SOURCE=embedded PICOLM_SOAK_SECONDS="${PICOLM_SOAK_SECONDS:-30}" \
 	e2e "build/ (model embedded)" "TestE2E|TestSoak" "wasm/cloudflare/test/openai.test.mjs wasm/cloudflare/test/schemas.test.mjs"
 
 "$WORKERD" serve wasm/cloudflare/config-faults.capnp --socket-addr "http=127.0.0.1:$port" >"$log" 2>&1 &

@@ -54,14 +54,14 @@ GOOS=js GOARCH=wasm go test -count=1 -timeout 20m \
   -exec="$(go env GOROOT)/lib/wasm/go_js_wasm_exec" \
   ./quant/... ./gguf/... ./engine/...
 
-# quant and the engine run under wazero in the SIMD step below (their binaries
-# hold the portable kernels too, and the portable quant and engine run under
-# Node above: the kernels are the same GOARCH=wasm code, only gguf's file
-# reading differs between GOOS=js and wasip1).
+# quant runs under wazero in the SIMD step below (its binary holds the
+# portable kernels too, and the portable quant, gguf tools and engine run
+# under Node above: the same GOARCH=wasm code; only gguf's file reading
+# differs between GOOS=js and wasip1, so gguf itself runs here).
 step "go test under wazero (GOOS=wasip1 GOARCH=wasm)"
 GOBIN=$tools go install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
 WAZERO=$tools/wazero GOOS=wasip1 GOARCH=wasm go test -count=1 -timeout 20m \
-  -exec="$PWD/scripts/wasip1-exec" ./gguf/...
+  -exec="$PWD/scripts/wasip1-exec" ./gguf/
 
 # wasm/cli's tests above ran the wasip1 CLI under wasmtime too, through this
 # runner; here its own tests (a module of its own: cgo, wasmtime-go's prebuilt

@@ -26,7 +26,7 @@ import (
 )
 
 // TestSoak sends the Worker on workerd mixed valid and hostile traffic for
-// PICOLM_SOAK_SECONDS (scripts/test-workers.sh: 60 by default), from more
+// PICOLM_SOAK_SECONDS (scripts/test-workers.sh: 30 by default), from more
 // clients at once than it has sessions, then stops. It fails on any answer
 // that is not the one expected (status, a well-formed body, for greedy
 // requests the engine's own text), on a transport error where an answer was
