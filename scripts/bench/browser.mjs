@@ -4,6 +4,14 @@
 //   node browser.mjs picolm|wllama MODEL_DIR MODEL_FILE PROMPT GEN THREADS [BUILD]
 // THREADS is wllama's thread count, or the Workers picolm splits the model over;
 // BUILD (relaxed or simd128) the engine build picolm runs (default: picolm.js's choice).
+// BENCH_CLOCK=cpu (picolm only) adds the CPU time of the whole browser (every
+// Chromium process, from /proc: user + system) spent in the prompt and in the
+// generated tokens, as cpuPrefillS and cpuDecodeS: a machine busy with other
+// jobs inflates wall-clock rates far more than CPU time, so two builds can be
+// compared on a shared machine. The generation is then run a second time
+// with the prompt already in the KV cache: its CPU time is the generated
+// tokens', and the first run's less that is the prompt's.
+import { readFileSync, readdirSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { join, dirname } from "node:path";
@@ -27,9 +35,31 @@ const browser = await chromium.launch({
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--enable-precise-memory-info"],
 });
+// cpuSeconds sums user + system time of this process's descendants but the
+// server: Chromium's processes (Linux /proc; clock ticks of 1/100 s).
+const cpuSeconds = () => {
+  const parent = new Map(), ticks = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    let st;
+    try { st = readFileSync(`/proc/${d}/stat`, "utf8"); } catch { continue; }
+    const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
+    parent.set(+d, +f[1]);
+    ticks.set(+d, +f[11] + +f[12]);
+  }
+  let sum = 0;
+  for (const [pid, t] of ticks) {
+    if (pid === process.pid || pid === server.pid) continue;
+    for (let p = pid; p > 1; p = parent.get(p) ?? 0) {
+      if (p === process.pid) { sum += t; break; }
+    }
+  }
+  return sum / 100;
+};
 let code = 0;
 try {
   const page = await browser.newPage();
+  if (process.env.BENCH_CLOCK === "cpu") await page.exposeFunction("benchCPU", cpuSeconds);
   page.on("pageerror", (e) => console.error("page error:", e.message));
   await page.goto(url + "/scripts/bench/page.html");
   await page.waitForFunction(() => window.benchReady, null, { timeout: 30000 });

@@ -81,6 +81,24 @@ type result struct {
 	Runs         int         // successful runs the figures are the median of
 	MemMB        float64     `json:"memMB"` // our browser engine's wasm memories, all Workers
 	Split        *splitStats `json:"split"` // where a split model's time went (browser-picolm-N)
+	// -browser-clock cpu (browser-picolm): Chromium's CPU time in the
+	// prompt and in the generated tokens (browser.mjs's BENCH_CLOCK=cpu).
+	CPUPrefillS      float64 `json:"cpuPrefillS"`
+	CPUPrefillTokens int     `json:"cpuPrefillTokens"`
+	CPUDecodeS       float64 `json:"cpuDecodeS"`
+	CPUDecodeTokens  int     `json:"cpuDecodeTokens"`
+}
+
+// cpuRates are a browser-picolm run's tokens per CPU second (prefill,
+// decode), or zeros without -browser-clock cpu.
+func (r result) cpuRates() (prefill, decode float64) {
+	if r.CPUPrefillS > 0 {
+		prefill = float64(r.CPUPrefillTokens) / r.CPUPrefillS
+	}
+	if r.CPUDecodeS > 0 {
+		decode = float64(r.CPUDecodeTokens) / r.CPUDecodeS
+	}
+	return prefill, decode
 }
 
 // splitStats is web/picolm.js's stats.split: per phase, the
@@ -128,6 +146,7 @@ func main() {
 		plen    = flag.Int("prompt", 64, "prompt tokens (BOS included)")
 		out     = flag.String("out", "bench/RESULTS.md", "results `FILE` (empty: none)")
 		reps    = flag.Int("reps", 1, "runs of each runner on each model (alternating); the median counts")
+		bclock  = flag.String("browser-clock", "", "`cpu`: browser-picolm rows also give tokens per CPU second of all Chromium's processes (the generation runs twice), which other jobs on the machine inflate far less than wall-clock rates")
 		wtOpts  = flag.String("wasmtime-opts", "", "options of wasip1-wasmtime's runner, space-separated (such as -W relaxed-simd-deterministic=y or -C cranelift-NAME=VALUE)")
 		timeout = flag.Duration("timeout", 10*time.Minute, "limit of one run")
 	)
@@ -234,7 +253,7 @@ func main() {
 	if need("llamacpp") {
 		step("check that llama.cpp loads the generated files")
 		for _, t := range sortedKeys(models) {
-			r := runOne("llamacpp-1", t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, 2, *timeout)
+			r := runOne("llamacpp-1", t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, 2, *timeout, "")
 			if r.Err != "" {
 				fmt.Fprintf(os.Stderr, "bench: llama.cpp cannot run %s: %s\n", models[t], r.Err)
 				os.Exit(1)
@@ -247,7 +266,7 @@ func main() {
 		for _, t := range sortedKeys(models) {
 			for _, rn := range runners {
 				step(fmt.Sprintf("%s on %s (run %d)", rn, t, rep+1))
-				r := runOne(rn, t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, *gen, *timeout)
+				r := runOne(rn, t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, *gen, *timeout, *bclock)
 				fmt.Printf("   %s: prefill %.1f tok/s, decode %.2f tok/s, TTFT %.0f ms, peak %.0f MB, load %.2f→%.2f %s%s\n",
 					buildOf(r), r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err, r.Note)
 				if r.Split != nil {
@@ -282,15 +301,15 @@ type wasmtimeRun struct {
 }
 
 // runOne runs one runner on one model.
-func runOne(runner, typ, model, root, native, wasip1 string, wt wasmtimeRun, npmDir, idsJSON, text string, gen int, timeout time.Duration) result {
+func runOne(runner, typ, model, root, native, wasip1 string, wt wasmtimeRun, npmDir, idsJSON, text string, gen int, timeout time.Duration, browserClock string) result {
 	r := result{Runner: runner, Type: typ}
 	r.Load[0] = loadavg()
-	r = runCmd(r, root, native, wasip1, wt, npmDir, model, idsJSON, text, gen, timeout)
+	r = runCmd(r, root, native, wasip1, wt, npmDir, model, idsJSON, text, gen, timeout, browserClock)
 	r.Load[1] = loadavg()
 	return r
 }
 
-func runCmd(r result, root, native, wasip1 string, wt wasmtimeRun, npmDir, model, idsJSON, text string, gen int, timeout time.Duration) result {
+func runCmd(r result, root, native, wasip1 string, wt wasmtimeRun, npmDir, model, idsJSON, text string, gen int, timeout time.Duration, browserClock string) result {
 	runner := r.Runner
 	name, threads, _ := strings.Cut(runner, "-")
 	r.Threads, _ = strconv.Atoi(threads)
@@ -354,6 +373,9 @@ func runCmd(r result, root, native, wasip1 string, wt wasmtimeRun, npmDir, model
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, "BENCH_NPM="+npmDir)
+	if browserClock == "cpu" && strings.HasPrefix(r.Runner, "browser-picolm") {
+		cmd.Env = append(cmd.Env, "BENCH_CLOCK=cpu")
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	check(cmd.Start())
@@ -440,6 +462,11 @@ func medians(rs []result) map[[2]string]result {
 		r.PrefillTokS = med(func(r result) float64 { return r.PrefillTokS })
 		r.DecodeTokS = med(func(r result) float64 { return r.DecodeTokS })
 		r.TTFTMs = med(func(r result) float64 { return r.TTFTMs })
+		if p, d := r.cpuRates(); p > 0 || d > 0 {
+			p = med(func(r result) float64 { p, _ := r.cpuRates(); return p })
+			d = med(func(r result) float64 { _, d := r.cpuRates(); return d })
+			r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" per CPU second (all Chromium processes): prefill %.1f, decode %.2f tok", p, d))
+		}
 		r.Runs = len(ok)
 		for _, o := range ok {
 			r.PeakMB = max(r.PeakMB, o.PeakMB)
