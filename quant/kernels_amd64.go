@@ -57,6 +57,7 @@ func platformTables() []kernelTable {
 		formats: []formatKernels{
 			{Q4_0, kernels{dotRows: dotRowsQ4_0VNNI}},
 			{Q8_0, kernels{dotRows: dotRowsQ8_0VNNI}},
+			{IQ4_XS, kernels{dotRowsN: dotRowsNIQ4_XSVNNI}},
 		},
 	}}
 }
