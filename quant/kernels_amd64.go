@@ -51,7 +51,7 @@ func platformTables() []kernelTable {
 			{Q6_K, kernels{dotRowsN: dotRowsNQ6_KVNNI}},
 		},
 	}, {
-		// the 512-bit DotRows kernels, which also gather bytes by VPERMT2B
+		// the 512-bit kernels, which also permute bytes (VPERMB, VPERMT2B)
 		name: "AVX512-VBMI-VNNI",
 		cpu:  func() bool { return archsimd.X86.AVX512VNNI() && archsimd.X86.AVX512VBMI() },
 		formats: []formatKernels{
