@@ -15,13 +15,24 @@ import (
 // -128 quant (without: the VPMADDUBSW path).
 func TestDotRowsKernels(t *testing.T) {
 	requireTable(t, "AVX2")
+	testDotRowsKernels(t, map[Type]func(n int, w, act []byte, out []float32){Q4_0: dotRowsQ4_0AVX2, Q8_0: dotRowsQ8_0AVX2})
+}
+
+// TestDotRowsVNNI: the same for the 512-bit VNNI DotRows kernels (their
+// fast path: blocks in sixteens, eight rows at a time; 7..13 rows have a
+// remainder through the AVX2 kernels). About 0.1 s.
+func TestDotRowsVNNI(t *testing.T) {
+	requireTable(t, "AVX512-VBMI-VNNI")
+	testDotRowsKernels(t, map[Type]func(n int, w, act []byte, out []float32){Q4_0: dotRowsQ4_0VNNI, Q8_0: dotRowsQ8_0VNNI})
+}
+
+func testDotRowsKernels(t *testing.T, kernels map[Type]func(n int, w, act []byte, out []float32)) {
 	rng := rand.New(rand.NewPCG(7, 17))
-	kernels := map[Type]func(n int, w, act []byte, out []float32){Q4_0: dotRowsQ4_0AVX2, Q8_0: dotRowsQ8_0AVX2}
 	for _, typ := range []Type{Q4_0, Q8_0} {
 		tr := TraitsOf(typ)
 		ref, kernel := refDots[typ], kernels[typ]
 		for iter := range 240 {
-			nb := []int{8, 16, 64, 176, 7, 9, 24, 512, 520}[iter%9]
+			nb := []int{8, 16, 64, 176, 7, 9, 24, 512, 520, 32}[iter%10]
 			rows := 1 + iter%13
 			n := nb * qk
 			rowBytes := nb * tr.TypeSize

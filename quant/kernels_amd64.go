@@ -8,7 +8,8 @@ import "simd/archsimd"
 // *_amd64.s files): the AVX2 table (with FMA, which every AVX2 CPU has:
 // the kernels in ggml's x86 order add by VFMADD, see x86order.go and kx86.go), and over it on CPUs with AVX512-VNNI
 // (archsimd reports it only with AVX2 and AVX-512 F, CD, BW, DQ and VL, whose
-// 256-bit EVEX forms the VNNI rows use) the VNNI DotRowsN kernels.
+// 256-bit EVEX forms the VNNI rows use) the VNNI DotRowsN kernels, and on
+// CPUs with AVX512-VBMI too the 512-bit VNNI DotRows kernels.
 func platformTables() []kernelTable {
 	return []kernelTable{{
 		name: "AVX2",
@@ -48,6 +49,15 @@ func platformTables() []kernelTable {
 			{Q8_0, kernels{dotRowsN: dotRowsNQ8_0VNNI}},
 			{Q4_K, kernels{dotRowsN: dotRowsNQ4_KVNNI}},
 			{Q6_K, kernels{dotRowsN: dotRowsNQ6_KVNNI}},
+		},
+	}, {
+		// the 512-bit kernels, which also permute bytes (VPERMB, VPERMT2B)
+		name: "AVX512-VBMI-VNNI",
+		cpu:  func() bool { return archsimd.X86.AVX512VNNI() && archsimd.X86.AVX512VBMI() },
+		formats: []formatKernels{
+			{Q4_0, kernels{dotRows: dotRowsQ4_0VNNI}},
+			{Q8_0, kernels{dotRows: dotRowsQ8_0VNNI}},
+			{IQ4_XS, kernels{dotRowsN: dotRowsNIQ4_XSVNNI}},
 		},
 	}}
 }

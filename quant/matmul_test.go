@@ -53,7 +53,7 @@ func checkMatMul(t *testing.T, tr Traits, typ Type, matMul func(n int, w []byte,
 				acts[i] = make([]byte, n/at.BlockSize*at.TypeSize)
 				at.FromFloat(acts[i], f)
 			}
-			if iter%5 == 4 && tr.BlockSize > 1 && (typ == Q4_0 || typ == Q8_0 || typ == Q4_K) {
+			if iter%5 == 4 && tr.BlockSize > 1 && (typ == Q4_0 || typ == Q8_0 || typ == Q4_K || typ == IQ4_XS) {
 				// a special scale in one weight block and one activation block
 				// (the fp16 d at offset 0 of the formats that have one there)
 				h := specials[rng.IntN(len(specials))]
