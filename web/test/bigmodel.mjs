@@ -2,7 +2,7 @@
 // that each read only their rows by HTTP Range requests (run by hand; see
 // README "Models over 4 GiB"):
 //
-//   go run ./scripts/synth -preset llama3-8b -random-blocks -o /tmp/l3-8b.gguf
+//   go run ./scripts/synth -preset llama3-8b -random-blocks -sparse -o /tmp/l3-8b.gguf
 //   scripts/serve.sh --build-only
 //   node web/test/bigmodel.mjs /tmp/l3-8b.gguf [WORKERS] [TOKENS]
 //
@@ -13,7 +13,8 @@
 // time, tok/s, the Workers' wasm memories, the memory once loaded (settled, 2 s
 // after) and after generating, and the peaks (sampled every 200 ms from /proc's smaps_rollup)
 // of the renderer's RSS (the page and its Workers) and of the summed RSS and PSS
-// of every Chromium process, as JSON.
+// of every Chromium process, and the renderers' RSS split by mapping (idle,
+// loaded and at the peak: breakdown), as JSON.
 import { linkSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join, basename } from "node:path";
 import { startServer, launch } from "./harness.mjs";
@@ -61,22 +62,22 @@ function rss(root) {
 // breakdown splits the renderers' RSS by mapping (bytes): "big" the
 // writable anonymous mappings of 64 MiB or more (the wasm memories'
 // accessible parts, large ArrayBuffers), "anon" the other anonymous
-// mappings (V8's heaps and code, malloc), "file"
-// the file-backed ones (shared libraries, fonts) and "shmem" the shared
-// memory (SharedArrayBuffers, IPC).
+// mappings (V8's heaps and code, malloc), "file" the file-backed ones
+// (shared libraries, fonts) and "shmem" the shared memory (/dev/shm,
+// memfd: IPC). anonBySize is the anon RSS (MB) and mapping count by
+// permissions and size (a power of two of MiB).
 function breakdown(pids) {
-  const out = { big: 0, anon: 0, file: 0, shmem: 0, bigMaps: [], anonTop: {} };
+  const out = { big: 0, anon: 0, file: 0, shmem: 0, bigMaps: [], anonBySize: {} };
   for (const p of pids) {
     let smaps;
     try { smaps = readFileSync(`/proc/${p}/smaps`, "utf8"); } catch { continue; }
-    let kind = "anon", size = 0, rw = false, perms = "";
+    let kind = "anon", size = 0, perms = "";
     for (const line of smaps.split("\n")) {
       const h = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ (\d+)\s*(.*)$/.exec(line);
       if (h) {
         const path = h[3];
-        rw = h[1].startsWith("rw");
         perms = h[1];
-        kind = h[2] !== "0" && !path.startsWith("/dev/shm") && !path.includes("memfd") ? "file" : path ? "shmem" : "anon";
+        kind = path.startsWith("/dev/shm") || path.includes("memfd:") ? "shmem" : h[2] !== "0" ? "file" : "anon";
         continue;
       }
       const m = /^(Size|Rss):\s+(\d+)/.exec(line);
@@ -84,13 +85,13 @@ function breakdown(pids) {
       const kb = Number(m[2]);
       if (m[1] === "Size") { size = kb; continue; }
       let k = kind;
-      if (k === "anon" && rw && size >= 64 << 10) { k = "big"; out.bigMaps.push(kb * 1024); }
+      if (k === "anon" && perms.startsWith("rw") && size >= 64 << 10) { k = "big"; out.bigMaps.push(kb * 1024); }
       out[k] += kb * 1024;
       if (k === "anon" && kb > 0) {
         const b = `${perms} ${size >= 1024 ? `${2 ** Math.floor(Math.log2(size >> 10))}M+` : "<1M"}`;
-        out.anonTop[b] = out.anonTop[b] || [0, 0];
-        out.anonTop[b][0]++;
-        out.anonTop[b][1] += kb >> 10;
+        const e = (out.anonBySize[b] = out.anonBySize[b] || { maps: 0, mb: 0 });
+        e.maps++;
+        e.mb = +(e.mb + kb / 1024).toFixed(1);
       }
     }
   }
