@@ -133,15 +133,8 @@ async function fetchRange(url, start, end) {
 // lands in stage, which Go copies out of.
 globalThis.picolmSource = {
   stage: new Uint8Array(0),
-  // release drops stage (called once a Worker's rows are read), freeing
-  // its memory at once: detached by transfer(0), its backing store goes
-  // now rather than at a collection, which a Worker waiting for requests
-  // may not have for long (16 MiB each).
-  release() {
-    const buf = this.stage.buffer;
-    this.stage = new Uint8Array(0);
-    if (typeof buf.transfer === "function") buf.transfer(0);
-  },
+  // release drops stage (called once a Worker's rows are read).
+  release() { this.stage = new Uint8Array(0); },
   // reserve makes stage at least n bytes.
   reserve(n) { if (this.stage.byteLength < n) this.stage = new Uint8Array(n); },
   // read reads bytes [start, end) of src into stage and resolves with their count.
