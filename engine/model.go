@@ -90,7 +90,7 @@ type layer struct {
 // GGUF bytes) and tokenizer. It is safe to share between Sessions.
 type Model struct {
 	Config    Config
-	Tokenizer *tokenizer.Tokenizer
+	Tokenizer *tokenizer.Tokenizer // nil in parts 1.. of a split model (LoadOptions.Part)
 
 	file    *gguf.File
 	tokEmbd matrix    // [vocab][dim]
@@ -159,7 +159,16 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		return nil, fmt.Errorf("%w: part %d of %d (at most %d parts)", ErrShard, o.Part, o.Parts, maxParts)
 	}
 	m := &Model{Config: cfg, file: f, spec: archs[cfg.Arch], part: o.Part, parts: parts}
-	if m.Tokenizer, err = tokenizer.FromGGUF(f); err != nil {
+	// Only the lead tokenizes (parts 1.. serve a Shard, never a Session):
+	// the others count the vocabulary without building the tokenizer (a
+	// 128k-token one is about 30 MB of strings and tables).
+	vocab := 0
+	if o.Part == 0 {
+		if m.Tokenizer, err = tokenizer.FromGGUF(f); err != nil {
+			return nil, err
+		}
+		vocab = m.Tokenizer.VocabSize()
+	} else if vocab, err = tokenizer.VocabSize(f); err != nil {
 		return nil, err
 	}
 	ld := loader{f: f, r: o.Data, part: o.Part, parts: parts}
@@ -194,8 +203,8 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		return nil, fmt.Errorf("%w: token_embd.weight has %d dimensions", ErrShape, len(emb.Dims))
 	}
 	c.VocabSize = int(emb.Dims[1])
-	if c.VocabSize != m.Tokenizer.VocabSize() {
-		return nil, fmt.Errorf("%w: token_embd.weight has %d rows but the vocabulary has %d tokens", ErrShape, c.VocabSize, m.Tokenizer.VocabSize())
+	if c.VocabSize != vocab {
+		return nil, fmt.Errorf("%w: token_embd.weight has %d rows but the vocabulary has %d tokens", ErrShape, c.VocabSize, vocab)
 	}
 	c.TiedOutput = !has("output.weight")
 	// The lead holds every row of token_embd (it looks tokens up); the

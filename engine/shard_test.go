@@ -82,6 +82,9 @@ func loadPart(t testing.TB, path string, k, n int) *Model {
 	if err != nil {
 		t.Fatalf("%s part %d of %d: %v", path, k, n, err)
 	}
+	if (m.Tokenizer == nil) != (k > 0) { // only the lead tokenizes
+		t.Fatalf("%s part %d of %d: tokenizer %v", path, k, n, m.Tokenizer)
+	}
 	return m
 }
 

@@ -26,6 +26,19 @@ const (
 	keyPre            = "tokenizer.ggml.pre"
 )
 
+// VocabSize is the vocabulary size FromGGUF would give f's tokenizer (the
+// length of tokenizer.ggml.tokens), read without building it.
+func VocabSize(f *gguf.File) (int, error) {
+	v, ok := f.Lookup(keyTokens)
+	if !ok {
+		return 0, fmt.Errorf("tokenizer: gguf: metadata key %q (array of string): %w", keyTokens, gguf.ErrNotFound)
+	}
+	if v.Type() != gguf.TypeArray || v.ElemType() != gguf.TypeString {
+		return 0, fmt.Errorf("tokenizer: gguf: metadata key %q is not an array of string: %w", keyTokens, gguf.ErrWrongType)
+	}
+	return v.Len(), nil
+}
+
 // FromGGUF builds the tokenizer described by a GGUF file's tokenizer.ggml.*
 // metadata, with llama.cpp's defaults for absent keys (SPM: BOS 1, EOS 2,
 // UNK 0, add BOS, no EOS, dummy space prefix; BPE: BOS and EOS 11, no UNK,

@@ -88,3 +88,33 @@ func TestFromGGUFMetadata(t *testing.T) {
 		t.Errorf("t5: err = %v", err)
 	}
 }
+
+// VocabSize counts what FromGGUF builds, and refuses what it refuses.
+func TestVocabSize(t *testing.T) {
+	parse := func(kv ...gguf.KeyValue) *gguf.File {
+		var buf bytes.Buffer
+		if err := gguf.Write(&buf, kv, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Parse(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f := parse(gguf.KeyValue{Key: "tokenizer.ggml.model", Value: gguf.String("llama")},
+		gguf.KeyValue{Key: "tokenizer.ggml.tokens", Value: gguf.Strings([]string{"<unk>", "<s>", "</s>", "a"})})
+	tok, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := VocabSize(f); err != nil || n != tok.VocabSize() || n != 4 {
+		t.Errorf("VocabSize = %d, %v; FromGGUF's %d", n, err, tok.VocabSize())
+	}
+	if _, err := VocabSize(parse(gguf.KeyValue{Key: "tokenizer.ggml.model", Value: gguf.String("llama")})); !errors.Is(err, gguf.ErrNotFound) {
+		t.Errorf("no tokens: %v, want ErrNotFound", err)
+	}
+	if _, err := VocabSize(parse(gguf.KeyValue{Key: "tokenizer.ggml.tokens", Value: gguf.Int32s([]int32{1, 2})})); !errors.Is(err, gguf.ErrWrongType) {
+		t.Errorf("int32 tokens: %v, want ErrWrongType", err)
+	}
+}

@@ -33,9 +33,9 @@ type Plan struct {
 // PartNeed is what part of parts of the model in f (parsed from its
 // header alone) needs of a Worker's wasm memory: the tensor bytes it reads
 // (engine.PartBytes), its KV cache for the session the page opens
-// (DefaultContext), and its header and tokenizer (the header's bytes
-// three times over: the bytes kept, the tokens' strings and the
-// tokenizer's tables).
+// (DefaultContext), and its header and, for the lead, its tokenizer (the
+// header's bytes three times over: the bytes kept, the tokens' strings and
+// the tokenizer's tables; the other parts keep the header's bytes alone).
 func PartNeed(f *gguf.File, part, parts int) (int64, error) {
 	w, err := engine.PartBytes(f, part, parts)
 	if err != nil {
@@ -49,7 +49,10 @@ func PartNeed(f *gguf.File, part, parts int) (int64, error) {
 	for _, p := range f.Parts() {
 		hdr += int64(p.DataOffset)
 	}
-	return w + kv + 3*hdr, nil
+	if part == 0 {
+		hdr *= 3
+	}
+	return w + kv + hdr, nil
 }
 
 // needs are the parts' PartNeed for n parts, and whether each fits
