@@ -679,19 +679,30 @@ async function startShards(engine, opts, n, shards) {
 // that each read only their own rows (wasm/browser/worker/parts_js.go): the
 // lead plans the split from the files' headers (their first bytes, by Range
 // requests or Blob slices) before anything else is read, refusing a model
-// whose parts do not fit with what each Worker would need; cached files
-// (the cache's disk-backed Files) are then read by slices, the others by
-// Range requests straight into each Worker's memory, without being cached.
-// Resolves {loaded, shards}, or null when a server does not
+// whose parts do not fit with what each Worker would need; the files not
+// cached are then downloaded into the cache when there is one (its Files
+// are read by slices), else read by Range requests straight into each
+// Worker's memory. Resolves {loaded, shards}, or null when a server does not
 // support Range requests (the caller falls back to one buffer).
 async function loadParts(engine, src, opts, n, auto) {
   const plan = await engine.request({ type: "planParts", name: src.name, files: src.files, names: src.names, workers: n, auto, limit: canSplit() ? MAX_WORKERS : 1 });
   if (plan.noRange) return null;
   const sizes = plan.sizes, total = sizes.reduce((a, b) => a + b, 0);
   n = plan.workers;
-  // Files not cached are read by Range requests straight into each Worker's
-  // memory as they come, and not stored: downloading them into the cache
-  // first made the load wait for the whole model before any Worker read.
+  if (src.cache) {
+    // Stored once on disk, then read by slices (a failed store: by Range requests).
+    let done = 0;
+    for (const [i, f] of src.files.entries()) {
+      if (typeof f === "string") {
+        const partOpts = { ...opts, onProgress: opts.onProgress && ((q) => opts.onProgress({ ...q, loaded: done + q.loaded, total, fraction: total ? (done + q.loaded) / total : 0, name: src.name })) };
+        if (await download(src.cache, f, src.names[i], partOpts, Infinity)) {
+          const hit = await src.cache.match(f);
+          if (hit) src.files[i] = await hit.blob();
+        }
+      }
+      done += sizes[i];
+    }
+  }
   const started = performance.now();
   const loaded = new Array(n).fill(0);
   const progress = (k) => (m) => {
