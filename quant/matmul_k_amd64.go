@@ -8,8 +8,9 @@ import (
 	"simd/archsimd"
 )
 
-// The native AVX2 DotRowsN kernels of the K-quants (Q4_K, Q6_K against up
-// to MaxDotN Q8_K activations), bit-identical to Dot.
+// The native AVX2 DotRowsN kernel of Q4_K (against up to MaxDotN Q8_K
+// activations), bit-identical to Dot. (Q6_K's, in ggml's x86 order, is
+// dotRowsNQ6_KAVX2 in q6_k_amd64.go, on x86MatMul.)
 //
 // Loop order: rows in groups of kGroupRows, and within a group block by
 // block, so that one block of every activation (16 × 292 bytes) stays in
