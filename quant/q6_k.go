@@ -40,7 +40,9 @@ func dequantizeQ6_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ6_KRef is ggml_vec_dot_q6_K_q8_K.
+// dotQ6_KRef is ggml_vec_dot_q6_K_q8_K in ggml's generic order (one
+// running sum, a float32 term per block), the reference of the wasm kernels
+// and of every platform but amd64 (q6_k_order_amd64.go).
 func dotQ6_KRef(n int, w, act []byte) float32 {
 	var sum float32
 	for b := 0; b < n/qkK; b++ {
@@ -108,7 +110,7 @@ func quantizeQ6_K(dst []byte, src []float32) {
 	}
 }
 
-// dotQ6_KGo, the portable kernel, computes the same as dotQ6_KRef (bit for bit), walking the block
+// dotQ6_KGo, the portable kernel of the generic order, computes the same as dotQ6_KRef (bit for bit), walking the block
 // in its storage order: for each half and each l < 32, one ql pair and one
 // qh byte give the four quants l, l+32, l+64 and l+96.
 func dotQ6_KGo(n int, w, act []byte) float32 {
