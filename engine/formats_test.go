@@ -23,29 +23,17 @@ type formatDivergence struct {
 
 // knownDivergences are the cases of testdata/format-refs.jsonl the engine
 // does not yet reproduce within the quality bar (a divergence only at a
-// margin below 0.01) on this platform. They are kernels whose sums do not
-// run in the order of llama.cpp's x86 paths (the references were made on an
-// AMD EPYC Zen 4 with avx2 and avx512_vnni; see each line's cpu): a
-// last-bit difference in one product eventually crosses a rounding boundary
-// of a quantized activation. TestFormatsMatchLlamaCpp runs every listed
-// case (under wasm and -short too), and fails when a listed case starts to
+// margin below 0.01). They are kernels whose sums do not run in the order of
+// llama.cpp's x86 paths (the references were made on an AMD EPYC Zen 4 with
+// avx2 and avx512_vnni; see each line's cpu): the scalar references of
+// these formats sum in ggml's generic order, and a last-bit difference in
+// one product eventually crosses a rounding boundary of a quantized
+// activation. TestFormatsMatchLlamaCpp fails when a listed case starts to
 // agree or diverges elsewhere (update the list: it only shrinks as the
 // kernels are fixed) and when a case that is not listed diverges.
-var knownDivergences = slices.Concat([]formatDivergence{
+var knownDivergences = []formatDivergence{
+	{"synth-Q6_K", "Hello, wörld! 123", 14, 0.06435},
 	{"synth-IQ1_S", "Hello, wörld! 123", 12, 0.0157},
-}, wasmDivergences())
-
-// wasmDivergences are the known divergences of wasm alone. Q6_K sums in
-// ggml's x86 order on amd64 (quant's q6_k_order_amd64.go), where it agrees
-// with llama.cpp on every case, and in ggml's generic order under wasm,
-// whose SIMD128 kernels would need emulated FMAs for the x86 order (27%
-// slower decode measured): there its "Hello" case leaves llama.cpp's x86
-// tokens at step 14.
-func wasmDivergences() []formatDivergence {
-	if runtime.GOARCH != "wasm" {
-		return nil
-	}
-	return []formatDivergence{{"synth-Q6_K", "Hello, wörld! 123", 14, 0.06435}}
 }
 
 // TestFormatsMatchLlamaCpp regenerates the synthetic model of every format of
@@ -58,8 +46,8 @@ func wasmDivergences() []formatDivergence {
 func TestFormatsMatchLlamaCpp(t *testing.T) {
 	refs := readSynthRefs(t, "format-refs.jsonl", 60)
 	// Under wasm (Node, wazero: four runs in CI, each several times slower
-	// than native) and with -short, only each model's first prompt and the
-	// known divergences run: its kernels are still checked on every platform.
+	// than native) and with -short, only each model's first prompt runs: its
+	// kernels are still checked on every platform.
 	cheap := runtime.GOARCH == "wasm" || testing.Short()
 	known := map[[2]string]formatDivergence{}
 	for _, d := range knownDivergences {
@@ -79,11 +67,11 @@ func TestFormatsMatchLlamaCpp(t *testing.T) {
 		}
 		key := [2]string{r.Model, r.Prompt}
 		seen[key] = true
-		d, listed := known[key]
-		if cheap && len(rows[r.Model]) > 0 && !listed {
+		if cheap && len(rows[r.Model]) > 0 {
 			continue
 		}
 		step, got := firstDivergence(t, m, r)
+		d, listed := known[key]
 		var note string
 		switch {
 		case step < 0:

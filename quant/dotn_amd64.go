@@ -135,6 +135,88 @@ func q4KGroup4(out *[4]float32, qs *[4][8]archsimd.Uint8x32, scs *[4][8]archsimd
 	}
 }
 
+// dotNQ6_KAVX2 is dotQ6_KAVX2 for several activations: each block is decoded once
+// (low and high bits merged, scales broadcast), its integer sums with
+// every activation are kept, and every four blocks each activation's sums
+// are reduced together and scaled in float32 lanes as dotQ6_KAVX2 does.
+func dotNQ6_KAVX2(n int, w []byte, acts [][]byte, out []float32) {
+	if len(acts) > MaxDotN {
+		dotEach(dotQ6_KAVX2, n, w, acts, out)
+		return
+	}
+	nb := n / qkK
+	w = w[:nb*q6_KBytes]
+	out = out[:len(acts)]
+	clear(out)
+	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
+	scm := q6KScaleShuffles()
+	shift := archsimd.LoadUint32x8Array(&q6KOffsetShift)
+	var (
+		parts [MaxDotN][4]archsimd.Int32x8 // activation i, block j of the group: scaled sums, Σ scale·bsum
+		q     [8]archsimd.Uint8x32         // the quants (0..63) of activation bytes 32k..32k+31
+		sc    [8]archsimd.Int16x16         // their two sub-blocks' scales
+		zero  archsimd.Int32x8
+		sums  [8]int32
+	)
+	for b0 := 0; b0 < nb; b0 += 4 {
+		m := min(4, nb-b0)
+		for j := range m {
+			x := (*[q6_KBytes]byte)(w[(b0+j)*q6_KBytes:])
+			scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16()
+			for h := range 2 {
+				q[4*h], q[4*h+1], q[4*h+2], q[4*h+3] = q6KQuants(x, h, m4, m30)
+				s := scv.ConcatPermute128Scalars(0, 0, scv)
+				if h == 1 {
+					s = scv.ConcatPermute128Scalars(1, 1, scv)
+				}
+				for k := range 4 {
+					sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
+				}
+			}
+			kBlockDots(&q, &sc, scv, acts, b0+j, &parts, j)
+		}
+		if m < 4 { // the last blocks of the row, one by one as dotQ6_KAVX2 does
+			for i, a := range acts {
+				o := out[i]
+				for j := range m {
+					sv := hsum4x2x8(parts[i][j], zero, zero, zero).ShiftLeft(shift)
+					sv.ConcatSubPairsGrouped(sv).StoreArray(&sums)
+					h := binary.LittleEndian.Uint16(w[(b0+j)*q6_KBytes+208:])
+					y := math.Float32frombits(binary.LittleEndian.Uint32(a[(b0+j)*q8_KBytes:]))
+					o += halfToFloat(h) * y * float32(sums[0])
+				}
+				out[i] = o
+			}
+			continue
+		}
+		// the group's d (fp16) and, per activation, its scales in lanes 0, 1
+		// (blocks 0, 1) and 4, 5 (2, 3), built in registers
+		xg := (*[4 * q6_KBytes]byte)(w[b0*q6_KBytes:])
+		half := func(j int) uint16 { return binary.LittleEndian.Uint16(xg[j*q6_KBytes+208:]) }
+		hv := archsimd.BroadcastUint16x8(0x3c00).SetElem(0, half(0)).SetElem(1, half(1)).SetElem(4, half(2)).SetElem(5, half(3))
+		f, ok := halvesToFloats(hv.ExtendToUint32())
+		for i, a := range acts {
+			sv := hsum4x2x8(parts[i][0], parts[i][1], parts[i][2], parts[i][3]).ShiftLeft(shift)
+			isum := sv.ConcatSubPairsGrouped(sv)
+			yg := (*[4 * q8_KBytes]byte)(a[b0*q8_KBytes:])
+			scale := func(j int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(yg[j*q8_KBytes:])) }
+			if !ok { // a zero, subnormal, infinite or NaN scale
+				isum.StoreArray(&sums)
+				out[i] += FP16ToFP32(half(0)) * scale(0) * float32(sums[0])
+				out[i] += FP16ToFP32(half(1)) * scale(1) * float32(sums[1])
+				out[i] += FP16ToFP32(half(2)) * scale(2) * float32(sums[4])
+				out[i] += FP16ToFP32(half(3)) * scale(3) * float32(sums[5])
+				continue
+			}
+			var ylo, yhi archsimd.Float32x4
+			ylo, yhi = ylo.SetElem(0, scale(0)).SetElem(1, scale(1)), yhi.SetElem(0, scale(2)).SetElem(1, scale(3))
+			var yd archsimd.Float32x8
+			yd = yd.SetLo(ylo).SetHi(yhi)
+			out[i] = addLanes0145(out[i], f.Mul(yd).Mul(isum.ConvertToFloat32()))
+		}
+	}
+}
+
 // kBlockDots sets parts[i][j], for every activation i, to the integer
 // sums of a decoded K-quant block with the activation's Q8_K block b: the
 // lanes of Σ_k (q[k]·y_k pairs)·sc[k] (VPMADDUBSW, VPMADDWD) and of

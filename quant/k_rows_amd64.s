@@ -5,12 +5,11 @@
 #include "rows_amd64.h"
 
 // The K-quants' DotRows kernels (dotRowsQ4_KAVX2, dotRowsQ6_KAVX2 in
-// dotrows_amd64.go; the references are dotQ4_KRef, dotQ6_KX86Ref): Dot row
+// dotrows_amd64.go; the references are dotQ4_KRef, dotQ6_KRef): Dot row
 // after row, each block's work as dotQ4_KAVX2 / dotQ6_KAVX2 do it, written
-// by hand so that nothing is spilled or called per block. Q4_K's exact
-// int32 sums are reduced and its float part is the reference's, in scalar
-// lanes; Q6_K's lanes go into eight float32 accumulators, as ggml's x86
-// kernel (the fp16 scales by VCVTPH2PS, exact as FP16ToFP32).
+// by hand so that nothing is spilled or called per block. Each block's exact
+// int32 sums are reduced, and its float part is the reference's, in scalar
+// lanes (the fp16 scales by VCVTPH2PS, exact as FP16ToFP32).
 //
 // register use (both; the scaffolding's in rows_amd64.h): X0 the row's
 //	running sum, Y1 (and Q4_K's Y2) the block's scaled sums
@@ -110,12 +109,12 @@ q4kdone:
 	VZEROUPPER
 	RET
 
-// Q6_K, in ggml's x86 order (dotQ6_KX86Ref): the unsigned quants (0..63,
-// low 4 bits from ql, high 2 from qh) go through VPMADDUBSW with the
-// activation and VPMADDWD with their sub-block's scale, into eight int32
-// lanes; 32·(scale·bsum) of the lane's two sub-blocks is subtracted; the
-// lanes go into eight float32 accumulators (Y0) by one VFMADD231PS per
-// block with d = fp16(x.d)·y.d, added at the row's end as hsum_float_8.
+// Q6_K, for activations made by the Q8_K quantizer (its bsums the sums of
+// its quants): the unsigned quants (0..63, low 4 bits from ql, high 2 from
+// qh) go through VPMADDUBSW with the activation and VPMADDWD with their
+// sub-block's scale; the offset is 32·Σ scale·bsum; all exact int32, so
+// isum is the reference's Σ scale·Σ (q-32)·y. Then
+// sum += float32(fp16(d)·yd)·float32(isum).
 // Y4 the block's scales, Y5 Σ scale·bsum, Y10, Y11 the scales of each
 // half, Y14 0x30 bytes, Y15 0x0f bytes, Y2, Y3, Y6..Y9, Y12 scratch
 // (q6KRowsConsts: the four scale shuffles of dotQ6_KAVX2, 0x0f and 0x30 bytes).
@@ -176,28 +175,24 @@ q6kblock:
 	VPXOR Y1, Y1, Y1
 	HALF(0, Y10)
 	HALF(1, Y11)
-	// the lanes less 32·(scale·bsum) of their two sub-blocks
+	// isum = Σ Y1 - 32·Σ Y5, in lane 0
 	VPSLLD $5, Y5, Y5
 	VPSUBD Y5, Y1, Y1
-	VCVTDQ2PS Y1, Y1
-	// Y0 = fma(d·yd, float32(lanes), Y0)
+	VEXTRACTI128 $1, Y1, X2
+	VPADDD X2, X1, X1
+	VPHADDD X1, X1, X1
+	VPHADDD X1, X1, X1
+	VCVTDQ2PS X1, X1
+	// sum += float32(d·yd)·float32(isum)
 	MOVWLZX 208(SI), AX
 	VMOVD AX, X2
 	VCVTPH2PS X2, X2
 	VMULSS (DI), X2, X2
-	VBROADCASTSS X2, Y2
-	VFMADD231PS Y2, Y1, Y0
+	VMULSS X1, X2, X2
+	VADDSS X2, X0, X0
 	NEXTBLOCK(const_q6_KBytes)
 	JNZ q6kblock
 q6krowdone:
-	// hsum_float_8 of Y0 into X0: the 128-bit halves added, then lanes
-	// 0+2 and 1+3, then those two
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VADDPS X1, X0, X0
-	VMOVSHDUP X0, X1
-	VADDSS X1, X0, X0
 	ENDROW
 	JMP q6krow
 q6kdone:

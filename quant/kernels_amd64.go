@@ -48,6 +48,7 @@ func platformTables() []kernelTable {
 			{Q4_0, kernels{dotRowsN: dotRowsNQ4_0VNNI}},
 			{Q8_0, kernels{dotRowsN: dotRowsNQ8_0VNNI}},
 			{Q4_K, kernels{dotRowsN: dotRowsNQ4_KVNNI}},
+			{Q6_K, kernels{dotRowsN: dotRowsNQ6_KVNNI}},
 		},
 	}, {
 		// the 512-bit kernels, which also permute bytes (VPERMB, VPERMT2B)

@@ -22,11 +22,9 @@ package quant
 // of 1 to 24 blocks per type, dotQ2_KRef, dotQ3_KRef and dotQ5_KRef give
 // the bits of ggml_vec_dot_*_q8_K of node-llama-cpp 3.21.1's haswell and
 // zen4 libraries on every row (671 to 967 rows differed with ggml's
-// generic order). Q6_K follows this order on amd64 (dotQ6_KX86Ref, with
-// its offset of 32 taken off each lane as 32·scale·bsum) and the generic
-// one elsewhere (q6_k_order_amd64.go); Q4_K's reference sums in the
-// generic order (llama.cpp's x86 builds run Q4_K through its repacked
-// gemv).
+// generic order). Q4_K's and Q6_K's references still sum in the generic
+// order (llama.cpp's x86 builds run Q6_K through this FMA-lane order too,
+// and Q4_K through its repacked gemv).
 
 // kLanes is the number of float32 lanes of an x86 K-quant dot.
 const kLanes = 8

@@ -8,11 +8,10 @@ import (
 )
 
 // The AVX2 DotRowsN kernels of Q3_K and Q5_K, K-quants summed in ggml's
-// x86 order (kx86.go), and IQ4_XS's (iq4_xs_amd64.go) and Q6_K's
-// (q6_k_amd64.go), bit-identical to
+// x86 order (kx86.go), and IQ4_XS's (iq4_xs_amd64.go), bit-identical to
 // Dot. (Q2_K's, whose blocks are a third smaller, measured slower this way
 // than its DotN kernel row by row, eachRow below.) Their loop order is
-// that of the Q4_K kernel (matmul_k_amd64.go): rows in groups of
+// that of the Q4_K and Q6_K kernels (matmul_k_amd64.go): rows in groups of
 // kGroupRows, and within a group block by block, so that one block of
 // every activation stays in L1 while it serves the group's rows; each
 // weight block is decoded once for all activations. What differs is the

@@ -20,6 +20,7 @@ func TestMatMulKernels(t *testing.T) {
 		{"AVX512-VNNI", Q4_0, dotRowsNQ4_0VNNI},
 		{"AVX512-VNNI", Q8_0, dotRowsNQ8_0VNNI},
 		{"AVX512-VNNI", Q4_K, dotRowsNQ4_KVNNI},
+		{"AVX512-VNNI", Q6_K, dotRowsNQ6_KVNNI},
 		{"AVX512-VBMI-VNNI", IQ4_XS, dotRowsNIQ4_XSVNNI},
 	}
 	for _, k := range kernels {

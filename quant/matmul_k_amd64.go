@@ -8,9 +8,8 @@ import (
 	"simd/archsimd"
 )
 
-// The native AVX2 DotRowsN kernel of Q4_K (against up to MaxDotN Q8_K
-// activations), bit-identical to Dot. (Q6_K's, in ggml's x86 order, is
-// dotRowsNQ6_KAVX2 in q6_k_amd64.go, on x86MatMul.)
+// The native AVX2 DotRowsN kernels of the K-quants (Q4_K, Q6_K against up
+// to MaxDotN Q8_K activations), bit-identical to Dot.
 //
 // Loop order: rows in groups of kGroupRows, and within a group block by
 // block, so that one block of every activation (16 × 292 bytes) stays in
@@ -117,6 +116,68 @@ func dotRowsNQ4_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 					tb := f.Mul(yd[2*o+1]).Mul(s1.ConvertToFloat32())
 					// float32(d*isum) - float32(dmin*summ) of each activation
 					sums[r][o] = sums[r][o].Add(ta.ConcatSubPairsGrouped(tb))
+				}
+			}
+		}
+		for r := range g {
+			sums.store(outs, r, at+r0)
+		}
+	}
+}
+
+// dotRowsNQ6_KAVX2 is dotQ6_KAVX2 for rows × activations (fewer than four
+// activations: dotNQ6_KAVX2 row by row).
+func dotRowsNQ6_KAVX2(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	if len(acts) < 4 || len(acts) > MaxDotN {
+		eachRow(dotNQ6_KAVX2, n/qkK*q6_KBytes, n, w, acts, outs, at)
+		return
+	}
+	nb := n / qkK
+	rb := nb * q6_KBytes
+	rows := len(w) / rb
+	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
+	scm := q6KScaleShuffles()
+	shift := archsimd.LoadUint32x8Array(&q6KOffsetShift)
+	var (
+		ya   kActs
+		sums kSums
+		q    [8]archsimd.Uint8x32
+		sc   [8]archsimd.Int16x16
+		yd   [MaxDotN / 8]archsimd.Float32x8 // octet o's scales in kLaneAct order
+	)
+	ya.nq = (len(acts) + 7) / 8 * 2
+	no := ya.nq / 2
+	for r0 := 0; r0 < rows; r0 += kGroupRows {
+		g := min(kGroupRows, rows-r0)
+		clear(sums[:g])
+		for b := range nb {
+			ya.set(acts, b)
+			for o := range no {
+				s := func(i int) float32 { return ya.scale(min(8*o+i, 4*ya.nq-1)) }
+				var lo, hi archsimd.Float32x4
+				lo = lo.SetElem(0, s(0)).SetElem(1, s(1)).SetElem(2, s(4)).SetElem(3, s(5))
+				hi = hi.SetElem(0, s(2)).SetElem(1, s(3)).SetElem(2, s(6)).SetElem(3, s(7))
+				yd[o] = yd[o].SetLo(lo).SetHi(hi)
+			}
+			for r := range g {
+				x := (*[q6_KBytes]byte)(w[(r0+r)*rb+b*q6_KBytes:])
+				scv := load16((*[16]byte)(x[192:])).BitsToInt8().ExtendToInt16()
+				for h := range 2 {
+					q[4*h], q[4*h+1], q[4*h+2], q[4*h+3] = q6KQuants(x, h, m4, m30)
+					s := scv.ConcatPermute128Scalars(0, 0, scv)
+					if h == 1 {
+						s = scv.ConcatPermute128Scalars(1, 1, scv)
+					}
+					for k := range 4 {
+						sc[4*h+k] = s.AsInt8x32().PermuteOrZeroGrouped(scm[k]).AsInt16x16()
+					}
+				}
+				d := archsimd.BroadcastFloat32x8(halfToFloat(binary.LittleEndian.Uint16(x[208:])))
+				for o := range no {
+					// lanes 2j, 2j+1: the sum and 32·Σ scale·bsum of activation j
+					s0, s1 := kDots8(&q, &sc, scv, (*[8]*[q8_KBytes]byte)(ya.y[8*o:]))
+					isum := s0.ShiftLeft(shift).ConcatSubPairsGrouped(s1.ShiftLeft(shift))
+					sums[r][o] = sums[r][o].Add(d.Mul(yd[o]).Mul(isum.ConvertToFloat32()))
 				}
 			}
 		}

@@ -5,12 +5,11 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"simd/archsimd"
 )
 
-// The AVX512-VNNI DotRowsN kernel of Q4_K (the AVX2 one in
-// matmul_k_amd64.go runs on CPUs without it; Q6_K, which sums in ggml's
-// x86 order, eight float32 lanes per row and activation, runs its AVX2
-// kernel everywhere), with their rows in
+// The AVX512-VNNI DotRowsN kernels of Q4_K and Q6_K (the AVX2 ones in
+// matmul_k_amd64.go run on CPUs without it), with their rows in
 // matmul_kvnni_amd64.s. As for Q4_0 (matmul_amd64.go), the activations are
 // prepared once per span in a transposed layout, and the sixteen
 // activations are in the lanes of two running-sum vectors.
@@ -58,32 +57,57 @@ type rowQ4_K struct {
 }
 
 // dotRowsNQ4_KVNNI is dotRowsNQ4_KAVX2 with the rows in
-// matmul_kvnni_amd64.s: the activations in spans of kSpan blocks; per span
-// the batch is prepared, then per row its blocks' scales are unpacked for
-// the asm, which adds the span's terms to the row's running sums.
+// matmul_kvnni_amd64.s.
 func dotRowsNQ4_KVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kMatMulVNNI(false, n, w, acts, outs, at)
+}
+
+// dotRowsNQ6_KVNNI is dotRowsNQ6_KAVX2 with the rows in
+// matmul_kvnni_amd64.s.
+func dotRowsNQ6_KVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kMatMulVNNI(true, n, w, acts, outs, at)
+}
+
+// kMatMulVNNI runs the rows of w (Q6_K if q6, else Q4_K) against the
+// activations in spans of kSpan blocks: per span the batch is prepared,
+// then per row its blocks' scales (Q4_K) or quants (Q6_K) are unpacked
+// for the asm, which adds the span's terms to the row's running sums.
+func kMatMulVNNI(q6 bool, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	if len(acts) == 0 {
 		return
 	}
 	nb := n / qkK
-	rowBytes := nb * q4_KBytes
+	size := q4_KBytes
+	if q6 {
+		size = q6_KBytes
+	}
+	rowBytes := nb * size
+	m4, m30 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
 	var (
 		b  batchQ8_K
 		rk [kSpan]rowQ4_K
+		rq [kSpan]rowQ6_K
 	)
 	for j0 := 0; j0 < nb; j0 += kSpan {
 		m := min(kSpan, nb-j0)
 		b.prepare(acts, j0, m)
 		for r := 0; (r+1)*rowBytes <= len(w); r++ {
-			x := w[r*rowBytes+j0*q4_KBytes : r*rowBytes+(j0+m)*q4_KBytes]
+			x := w[r*rowBytes+j0*size : r*rowBytes+(j0+m)*size]
 			sums := spanSums(outs, at+r, j0)
-			next := nextSpan(w, r, rowBytes, j0*q4_KBytes)
-			for j := range m {
-				sc, mn := scalesMinsK4Array((*[12]byte)(x[j*q4_KBytes+4:]))
-				binary.LittleEndian.PutUint64(rk[j].sc[:], sc)
-				binary.LittleEndian.PutUint64(rk[j].mn[:], mn)
+			next := nextSpan(w, r, rowBytes, j0*size)
+			if q6 {
+				for j := range m {
+					rq[j].unpack((*[q6_KBytes]byte)(x[j*q6_KBytes:]), m4, m30)
+				}
+				q6_KRowVNNI(&x[0], m, &rq, &b, &sums, next)
+			} else {
+				for j := range m {
+					sc, mn := scalesMinsK4Array((*[12]byte)(x[j*q4_KBytes+4:]))
+					binary.LittleEndian.PutUint64(rk[j].sc[:], sc)
+					binary.LittleEndian.PutUint64(rk[j].mn[:], mn)
+				}
+				q4_KRowVNNI(&x[0], m, &rk, &b, &sums, next)
 			}
-			q4_KRowVNNI(&x[0], m, &rk, &b, &sums, next)
 			putSums(outs, at+r, &sums)
 		}
 	}
@@ -96,3 +120,34 @@ func dotRowsNQ4_KVNNI(n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 //
 //go:noescape
 func q4_KRowVNNI(x *byte, nb int, rb *[kSpan]rowQ4_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+
+// rowQ6_K is a Q6_K block as q6_KRowVNNI takes it (besides the block
+// itself, whose scales it reads): its quants unsigned (q+32, 0..63) in
+// element order, and its scales in int16 pairs (2s, 2s+1), to meet the
+// bsums pairs of batchQ8_K.bs.
+type rowQ6_K struct {
+	q   [qkK]uint8
+	scp [8]uint32
+}
+
+// unpack sets r from the Q6_K block x.
+func (r *rowQ6_K) unpack(x *[q6_KBytes]byte, m4, m30 archsimd.Uint8x32) {
+	for h := range 2 {
+		q0, q1, q2, q3 := q6KQuants(x, h, m4, m30)
+		q0.StoreArray((*[32]uint8)(r.q[128*h:]))
+		q1.StoreArray((*[32]uint8)(r.q[128*h+32:]))
+		q2.StoreArray((*[32]uint8)(r.q[128*h+64:]))
+		q3.StoreArray((*[32]uint8)(r.q[128*h+96:]))
+	}
+	for s := range 8 {
+		r.scp[s] = uint32(uint16(int16(int8(x[192+2*s])))) | uint32(uint16(int16(int8(x[193+2*s]))))<<16
+	}
+}
+
+// q6_KRowVNNI (matmul_kvnni_amd64.s) adds to acc the terms of the nb
+// blocks of the Q6_K row at x (decoded in rb) and of the sixteen
+// activations of b, block by block, as dotQ6_KAVX2 adds them, and prefetches
+// the blocks at next.
+//
+//go:noescape
+func q6_KRowVNNI(x *byte, nb int, rb *[kSpan]rowQ6_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)

@@ -202,3 +202,100 @@ q4kblock:
 	JNZ q4kblock
 q4kdone:
 	KEND
+
+// The Q6_K rows (reference: dotQ6_KRef). The block's quants come decoded
+// (rowQ6_K: quants + 32 in element order, scale pairs) from the Go side; its
+// int8 scales are read from the block. Per 32 quants v
+// (sub-blocks 2v, 2v+1 of 16): VPDPBUSD of dwords 0..3 and 4..7 with the
+// activations gives each sub-block's Σq·y, times its scale (VPMULLD),
+// summed: Σ sc·q·y; the -32 of the quants is Σ sc·32·bsum (VPMADDWD of the
+// bsums pairs with the scale pairs). Then sum += float32(d·yd)·isum.
+//
+// register use: as q4_KRowVNNI, R10 the block's rowQ6_K; Y16, Y17 Σ sc·bsum.
+
+// Q6QUANTS(v) broadcasts dwords 0..7 of the decoded quants 32v.. to Y2..Y9.
+#define Q6QUANTS(v) \
+	VPBROADCASTD (rowQ6_K_q+32*v)(R10), Y2; \
+	VPBROADCASTD (rowQ6_K_q+32*v+4)(R10), Y3; \
+	VPBROADCASTD (rowQ6_K_q+32*v+8)(R10), Y4; \
+	VPBROADCASTD (rowQ6_K_q+32*v+12)(R10), Y5; \
+	VPBROADCASTD (rowQ6_K_q+32*v+16)(R10), Y6; \
+	VPBROADCASTD (rowQ6_K_q+32*v+20)(R10), Y7; \
+	VPBROADCASTD (rowQ6_K_q+32*v+24)(R10), Y8; \
+	VPBROADCASTD (rowQ6_K_q+32*v+28)(R10), Y9
+
+// Q6DOTS(v, g, isum) adds sub-blocks 2v and 2v+1's Σq·y of activations
+// 8g.., times their scales, to isum.
+#define Q6DOTS(v, g, isum) \
+	VPXOR Y10, Y10, Y10; \
+	VPXOR Y11, Y11, Y11; \
+	VPDPBUSD ((g*64+8*v)*32)(DI), Y2, Y10; \
+	VPDPBUSD ((g*64+8*v+4)*32)(DI), Y6, Y11; \
+	VPDPBUSD ((g*64+8*v+1)*32)(DI), Y3, Y10; \
+	VPDPBUSD ((g*64+8*v+5)*32)(DI), Y7, Y11; \
+	VPDPBUSD ((g*64+8*v+2)*32)(DI), Y4, Y10; \
+	VPDPBUSD ((g*64+8*v+6)*32)(DI), Y8, Y11; \
+	VPDPBUSD ((g*64+8*v+3)*32)(DI), Y5, Y10; \
+	VPDPBUSD ((g*64+8*v+7)*32)(DI), Y9, Y11; \
+	MOVBQSX (192+2*v)(SI), AX; \
+	VPBROADCASTD AX, Y12; \
+	VPMULLD Y12, Y10, Y10; \
+	MOVBQSX (193+2*v)(SI), AX; \
+	VPBROADCASTD AX, Y12; \
+	VPMULLD Y12, Y11, Y11; \
+	VPADDD Y11, Y10, Y10; \
+	VPADDD Y10, isum, isum
+
+#define Q6QUARTER(v) \
+	Q6QUANTS(v); \
+	Q6DOTS(v, 0, Y14); \
+	Q6DOTS(v, 1, Y15)
+
+// Q6TERMS(g, isum, offs, acc) adds float32(d·yd)·(isum - 32·offs) of
+// activations 8g.. to acc (Y12: the weights' d, broadcast).
+#define Q6TERMS(g, isum, offs, acc) \
+	VPSLLD $5, offs, offs; \
+	VPSUBD offs, isum, isum; \
+	VMULPS (g*32)(R9), Y12, Y10; \
+	VCVTDQ2PS isum, isum; \
+	VMULPS isum, Y10, Y10; \
+	VADDPS Y10, acc, acc
+
+// func q6_KRowVNNI(x *byte, nb int, rb *[kSpan]rowQ6_K, b *batchQ8_K, acc *[MaxDotN]float32, next *byte)
+TEXT ·q6_KRowVNNI(SB), NOSPLIT, $0-48
+	KSTART
+	TESTQ CX, CX
+	JZ q6kdone
+q6kblock:
+	PREFETCHT0 (R11) // the next row's block, for the Go side's next call
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	VPXOR Y14, Y14, Y14
+	VPXOR Y15, Y15, Y15
+	Q6QUARTER(0)
+	Q6QUARTER(1)
+	Q6QUARTER(2)
+	Q6QUARTER(3)
+	Q6QUARTER(4)
+	Q6QUARTER(5)
+	Q6QUARTER(6)
+	Q6QUARTER(7)
+	VPBROADCASTD (rowQ6_K_scp)(R10), Y2
+	VPBROADCASTD (rowQ6_K_scp+4)(R10), Y3
+	VPBROADCASTD (rowQ6_K_scp+8)(R10), Y4
+	VPBROADCASTD (rowQ6_K_scp+12)(R10), Y5
+	VPBROADCASTD (rowQ6_K_scp+16)(R10), Y6
+	VPBROADCASTD (rowQ6_K_scp+20)(R10), Y7
+	VPBROADCASTD (rowQ6_K_scp+24)(R10), Y8
+	VPBROADCASTD (rowQ6_K_scp+28)(R10), Y9
+	MINS(0, Y16)
+	MINS(1, Y17)
+	VPBROADCASTW 208(SI), X12 // d (VCVTPH2PS: exact, as FP16ToFP32)
+	VCVTPH2PS X12, Y12
+	Q6TERMS(0, Y14, Y16, Y0)
+	Q6TERMS(1, Y15, Y17, Y1)
+	KNEXT(const_q6_KBytes, rowQ6_K__size)
+	JNZ q6kblock
+q6kdone:
+	KEND

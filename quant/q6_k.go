@@ -40,9 +40,7 @@ func dequantizeQ6_K(dst []float32, src []byte) {
 	}
 }
 
-// dotQ6_KRef is ggml_vec_dot_q6_K_q8_K in ggml's generic order (one
-// running sum, a float32 term per block), the reference of the wasm kernels
-// and of every platform but amd64 (q6_k_order_amd64.go).
+// dotQ6_KRef is ggml_vec_dot_q6_K_q8_K.
 func dotQ6_KRef(n int, w, act []byte) float32 {
 	var sum float32
 	for b := 0; b < n/qkK; b++ {
@@ -110,7 +108,7 @@ func quantizeQ6_K(dst []byte, src []float32) {
 	}
 }
 
-// dotQ6_KGo, the portable kernel of the generic order, computes the same as dotQ6_KRef (bit for bit), walking the block
+// dotQ6_KGo, the portable kernel, computes the same as dotQ6_KRef (bit for bit), walking the block
 // in its storage order: for each half and each l < 32, one ql pair and one
 // qh byte give the four quants l, l+32, l+64 and l+96.
 func dotQ6_KGo(n int, w, act []byte) float32 {
@@ -143,71 +141,4 @@ func dotQ6_KGo(n int, w, act []byte) float32 {
 		sum += fp16At(x[208:]) * yd * float32(isum)
 	}
 	return sum
-}
-
-// dotQ6_KX86Ref is ggml_vec_dot_q6_K_q8_K in the float order of
-// llama.cpp's x86 kernel (its AVX2 path, which its AVX-512 builds run too;
-// kx86.go), the order of the amd64 kernels: the products of the unsigned
-// quants (q+32, 0..63) with the activation, scaled, in eight int32 lanes
-// (lane k: weights 32v+4k..32v+4k+3 of every 32, v < 8, as VPMADDUBSW then
-// VPMADDWD leave them), less 32·(scale·bsum) of sub-blocks 2k and 2k+1 (the
-// activation's own block sums, VPMADDWD, in lane k), each lane converted to
-// float32 and added to its accumulator by an FMA with d = fp16(x.d)·y.d,
-// the lanes added at the end as hsum_float_8 does. The integer lanes sum to
-// dotQ6_KRef's isum when the bsums are the quants' sums; the float sums
-// differ in the last bits. On 2000 random dots this order gave the bits of
-// node-llama-cpp 3.21.1's libggml-cpu (zen4) on every one (scripts/ggmlref).
-func dotQ6_KX86Ref(n int, w, act []byte) float32 {
-	var acc [kLanes]float32
-	for b := 0; b < n/qkK; b++ {
-		x := w[b*q6_KBytes : (b+1)*q6_KBytes]
-		ql, qh, scales := x[:128], x[128:192], x[192:208]
-		yd, q8, bsums := q8KBlock(act[b*q8_KBytes : (b+1)*q8_KBytes])
-		var sumi [kLanes]int32
-		for i := range qkK {
-			k := i % 32 / 4
-			sumi[k] += int32(int8(scales[i/16])) * (q6KQuant(ql, qh, i) + 32) * int32(int8(q8[i]))
-		}
-		for k := range sumi {
-			sumi[k] -= 32 * (int32(int8(scales[2*k]))*bsum(bsums, 2*k) + int32(int8(scales[2*k+1]))*bsum(bsums, 2*k+1))
-		}
-		accumulateX86(&acc, fp16At(x[208:])*yd, &sumi)
-	}
-	return hsumX86(&acc)
-}
-
-// dotQ6_KX86Go, the portable kernel of amd64, computes the same as
-// dotQ6_KX86Ref (bit for bit), walking the block in its storage order as
-// dotQ6_KGo does: lane k of quants l, l+32, l+64, l+96 is (l%32)/4.
-func dotQ6_KX86Go(n int, w, act []byte) float32 {
-	nb := n / qkK
-	w, act = w[:nb*q6_KBytes], act[:nb*q8_KBytes]
-	var acc [kLanes]float32
-	for b := range nb {
-		x := (*[q6_KBytes]byte)(w[b*q6_KBytes:])
-		yb := (*[q8_KBytes]byte)(act[b*q8_KBytes:])
-		var sumi [kLanes]int32
-		for h := range 2 {
-			ql := (*[64]byte)(x[64*h:])
-			qh := (*[32]byte)(x[128+32*h:])
-			sc := (*[8]byte)(x[192+8*h:])
-			y := (*[128]byte)(yb[4+128*h:])
-			for l := range 32 {
-				half := l / 16 // sub-blocks 2k+half
-				lo, hi, h := ql[l], ql[l+32], qh[l]
-				s := int32(int8(sc[half]))*int32(lo&0xf|(h&3)<<4)*int32(int8(y[l])) +
-					int32(int8(sc[2+half]))*int32(hi&0xf|(h>>2&3)<<4)*int32(int8(y[l+32])) +
-					int32(int8(sc[4+half]))*int32(lo>>4|(h>>4&3)<<4)*int32(int8(y[l+64])) +
-					int32(int8(sc[6+half]))*int32(hi>>4|(h>>6)<<4)*int32(int8(y[l+96]))
-				sumi[l/4] += s
-			}
-		}
-		for k := range sumi {
-			s0 := int32(int16(uint16(yb[4+qkK+4*k]) | uint16(yb[5+qkK+4*k])<<8))
-			s1 := int32(int16(uint16(yb[6+qkK+4*k]) | uint16(yb[7+qkK+4*k])<<8))
-			sumi[k] -= 32 * (int32(int8(x[192+2*k]))*s0 + int32(int8(x[193+2*k]))*s1)
-		}
-		accumulateX86(&acc, fp16At(x[208:])*f32At(yb[:]), &sumi)
-	}
-	return hsumX86(&acc)
 }

@@ -17,7 +17,7 @@ var refDots = map[Type]func(n int, w, act []byte) float32{
 	Q3_K: dotQ3_KRef,
 	Q4_K: dotQ4_KRef,
 	Q5_K: dotQ5_KRef,
-	Q6_K: q6KOrderRef, // the platform's order: q6_k_order_amd64.go
+	Q6_K: dotQ6_KRef,
 
 	IQ4_NL: dotIQ4_NLRef,
 	IQ4_XS: dotIQ4_XSRef,

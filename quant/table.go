@@ -36,7 +36,7 @@ var formats = [...]Traits{
 	Q3_K: {Name: "Q3_K", BlockSize: qkK, TypeSize: q3_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ3_K, fromFloat: quantizeQ3_K, dot: dotQ3_KGo}},
 	Q4_K: {Name: "Q4_K", BlockSize: qkK, TypeSize: q4_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ4_K, fromFloat: quantizeQ4_K, dot: dotQ4_KGo}},
 	Q5_K: {Name: "Q5_K", BlockSize: qkK, TypeSize: q5_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ5_K, fromFloat: quantizeQ5_K, dot: dotQ5_KGo}},
-	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ6_K, fromFloat: quantizeQ6_K, dot: dotQ6_KPortable}},
+	Q6_K: {Name: "Q6_K", BlockSize: qkK, TypeSize: q6_KBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeQ6_K, fromFloat: quantizeQ6_K, dot: dotQ6_KGo}},
 	Q8_K: {Name: "Q8_K", BlockSize: qkK, TypeSize: q8_KBytes, VecDotType: Q8_K, kernels: kernels{fromFloat: quantizeQ8_KRef}},
 
 	IQ2_XXS: {Name: "IQ2_XXS", BlockSize: qkK, TypeSize: iq2_XXSBytes, VecDotType: Q8_K, kernels: kernels{dequantize: dequantizeIQ2_XXS, dot: dotIQ2_XXSRef}},
