@@ -10,14 +10,6 @@ import (
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
-// TestPrefillMatchesForward: Prefill must compute what Forward does for
-// each token, bit for bit: the logits after the prompt, and (through the KV
-// cache it leaves) the logits of the tokens after it. Checked on every
-// quantized type the TinyLlama-shaped benchmarks use, the f32 and q8_0
-// stories models, and the synthetic models of the other architectures
-// (biases, NeoX rope, fused QKV, tied output), with prompts that end inside,
-// at and across batch boundaries and split over several calls, on one and
-// two threads.
 // testThreads is the pool sizes the heavier equality tests run: 1 and 2
 // natively; only 1 under wasm (GOOS=js and wasip1 have one OS thread, so the
 // 2-thread partition there is the same Go code the native run checks, and
@@ -29,6 +21,14 @@ func testThreads() []int {
 	return []int{1, 2}
 }
 
+// TestPrefillMatchesForward: Prefill must compute what Forward does for
+// each token, bit for bit: the logits after the prompt, and (through the KV
+// cache it leaves) the logits of the tokens after it. Checked on every
+// quantized type the TinyLlama-shaped benchmarks use, the f32 and q8_0
+// stories models, and the synthetic models of the other architectures
+// (biases, NeoX rope, fused QKV, tied output), with prompts that end inside,
+// at and across batch boundaries and split over several calls, on testThreads' pool
+// sizes.
 func TestPrefillMatchesForward(t *testing.T) {
 	models := map[string]*Model{
 		"stories260K-f32":  loadModel(t, "stories260K.gguf"),

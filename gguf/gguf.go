@@ -298,6 +298,19 @@ func (f *File) Strings(key string) ([]string, error) {
 	return s, nil
 }
 
+// StringsLen returns the length of an array of string without decoding
+// it, refusing what Strings refuses with the same errors.
+func (f *File) StringsLen(key string) (int, error) {
+	v, err := f.lookup(key, "array of string")
+	if err != nil {
+		return 0, err
+	}
+	if v.typ != TypeArray || v.elem != TypeString {
+		return 0, wrongType(key, v, "array of string")
+	}
+	return v.Len(), nil
+}
+
 // Float32s returns an array of float32.
 func (f *File) Float32s(key string) ([]float32, error) {
 	v, err := f.lookup(key, "array of float32")

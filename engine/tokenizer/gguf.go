@@ -29,14 +29,11 @@ const (
 // VocabSize is the vocabulary size FromGGUF would give f's tokenizer (the
 // length of tokenizer.ggml.tokens), read without building it.
 func VocabSize(f *gguf.File) (int, error) {
-	v, ok := f.Lookup(keyTokens)
-	if !ok {
-		return 0, fmt.Errorf("tokenizer: gguf: metadata key %q (array of string): %w", keyTokens, gguf.ErrNotFound)
+	n, err := f.StringsLen(keyTokens)
+	if err != nil {
+		return 0, fmt.Errorf("tokenizer: %w", err)
 	}
-	if v.Type() != gguf.TypeArray || v.ElemType() != gguf.TypeString {
-		return 0, fmt.Errorf("tokenizer: gguf: metadata key %q is not an array of string: %w", keyTokens, gguf.ErrWrongType)
-	}
-	return v.Len(), nil
+	return n, nil
 }
 
 // FromGGUF builds the tokenizer described by a GGUF file's tokenizer.ggml.*

@@ -9,9 +9,9 @@ import (
 	"github.com/picolm/picolm-wasm/gguf"
 )
 
-// fromKV writes a vocabulary-only GGUF file with the given metadata and loads
-// its tokenizer.
-func fromKV(t *testing.T, kv []gguf.KeyValue) (*Tokenizer, error) {
+// parseKV writes a vocabulary-only GGUF file with the given metadata and
+// parses it.
+func parseKV(t *testing.T, kv ...gguf.KeyValue) *gguf.File {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := gguf.Write(&buf, kv, nil, 0); err != nil {
@@ -21,7 +21,13 @@ func fromKV(t *testing.T, kv []gguf.KeyValue) (*Tokenizer, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return FromGGUF(f)
+	return f
+}
+
+// fromKV loads the tokenizer of parseKV's file.
+func fromKV(t *testing.T, kv []gguf.KeyValue) (*Tokenizer, error) {
+	t.Helper()
+	return FromGGUF(parseKV(t, kv...))
 }
 
 func TestFromGGUFMetadata(t *testing.T) {
@@ -91,18 +97,7 @@ func TestFromGGUFMetadata(t *testing.T) {
 
 // VocabSize counts what FromGGUF builds, and refuses what it refuses.
 func TestVocabSize(t *testing.T) {
-	parse := func(kv ...gguf.KeyValue) *gguf.File {
-		var buf bytes.Buffer
-		if err := gguf.Write(&buf, kv, nil, 0); err != nil {
-			t.Fatal(err)
-		}
-		f, err := gguf.Parse(buf.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
-	f := parse(gguf.KeyValue{Key: "tokenizer.ggml.model", Value: gguf.String("llama")},
+	f := parseKV(t, gguf.KeyValue{Key: "tokenizer.ggml.model", Value: gguf.String("llama")},
 		gguf.KeyValue{Key: "tokenizer.ggml.tokens", Value: gguf.Strings([]string{"<unk>", "<s>", "</s>", "a"})})
 	tok, err := FromGGUF(f)
 	if err != nil {
@@ -111,10 +106,10 @@ func TestVocabSize(t *testing.T) {
 	if n, err := VocabSize(f); err != nil || n != tok.VocabSize() || n != 4 {
 		t.Errorf("VocabSize = %d, %v; FromGGUF's %d", n, err, tok.VocabSize())
 	}
-	if _, err := VocabSize(parse(gguf.KeyValue{Key: "tokenizer.ggml.model", Value: gguf.String("llama")})); !errors.Is(err, gguf.ErrNotFound) {
+	if _, err := VocabSize(parseKV(t, gguf.KeyValue{Key: "tokenizer.ggml.model", Value: gguf.String("llama")})); !errors.Is(err, gguf.ErrNotFound) {
 		t.Errorf("no tokens: %v, want ErrNotFound", err)
 	}
-	if _, err := VocabSize(parse(gguf.KeyValue{Key: "tokenizer.ggml.tokens", Value: gguf.Int32s([]int32{1, 2})})); !errors.Is(err, gguf.ErrWrongType) {
+	if _, err := VocabSize(parseKV(t, gguf.KeyValue{Key: "tokenizer.ggml.tokens", Value: gguf.Int32s([]int32{1, 2})})); !errors.Is(err, gguf.ErrWrongType) {
 		t.Errorf("int32 tokens: %v, want ErrWrongType", err)
 	}
 }
