@@ -13,26 +13,22 @@ package quant
 // not come in sixteens, and calls with fewer than eight rows, go through
 // the AVX2 kernels.
 
-// q4_0VGroup is a group of sixteen Q8_0 activation blocks laid out for
-// q4_0TermsVNNI.
-type q4_0VGroup struct {
+// vnniGroup is a group of sixteen Q8_0 activation blocks laid out for
+// q4_0TermsVNNI and q8_0TermsVNNI.
+type vnniGroup struct {
 	// q[g][h], 128-bit lane k: quants 16h..16h+15 of block 4g+k
 	q [4][2][64]byte
-	// init[g], dword 4k: -8·Σ of block 4g+k's quants (the nibbles' -8);
-	// the other dwords 0
+	// init[g], dword 4k: -off·Σ of block 4g+k's quants, the weights'
+	// offset (Q4_0: the nibbles' -8; Q8_0: 128, which makes its signed
+	// quants unsigned); the other dwords 0
 	init [4][16]int32
 	fy   [16]float32 // the blocks' scales
 }
 
-// q8_0VGroup is q4_0VGroup for q8_0TermsVNNI: init holds -128·Σ (the
-// weight quants are made unsigned by adding 128).
-type q8_0VGroup q4_0VGroup
-
-// set lays out the sixteen blocks at y for q4_0TermsVNNI, with the offset
-// sums -off·Σy.
-func (v *q4_0VGroup) set(y []byte, off int32) {
+// set lays out the sixteen blocks at y, with the offset sums -off·Σy.
+func (v *vnniGroup) set(y []byte, off int32) {
 	y = y[:16*q8_0Bytes]
-	*v = q4_0VGroup{}
+	*v = vnniGroup{}
 	for b := range 16 {
 		yb := y[b*q8_0Bytes : (b+1)*q8_0Bytes]
 		g, k := b/4, b%4
@@ -104,65 +100,60 @@ var q8_0VK = func() (c vnniRowConsts) {
 // computes it, for b < 16·ng.
 //
 //go:noescape
-func q4_0TermsVNNI(x *byte, yp *q4_0VGroup, p *float32, ng int, k *vnniRowConsts)
+func q4_0TermsVNNI(x *byte, yp *vnniGroup, p *float32, ng int, k *vnniRowConsts)
 
 // q8_0TermsVNNI is q4_0TermsVNNI for a Q8_0 row.
 //
 //go:noescape
-func q8_0TermsVNNI(x *byte, yp *q8_0VGroup, p *float32, ng int, k *vnniRowConsts)
+func q8_0TermsVNNI(x *byte, yp *vnniGroup, p *float32, ng int, k *vnniRowConsts)
 
 // dotRowsQ4_0VNNI is dotRowsQ4_0AVX2 with the block terms of q4_0TermsVNNI.
 func dotRowsQ4_0VNNI(n int, w, act []byte, out []float32) {
-	nb := n / qk
-	rowBytes := nb * q4_0Bytes
-	if nb%16 != 0 || nb > rowsMaxBlocks || len(out) < 8 {
-		dotRowsQ4_0AVX2(n, w, act, out)
-		return
-	}
-	act = act[:nb*q8_0Bytes]
-	w = w[:len(out)*rowBytes]
-	var yp [rowsMaxBlocks / 16]q4_0VGroup
-	for g := range nb / 16 {
-		yp[g].set(act[g*16*q8_0Bytes:], 8)
-	}
-	var terms [8][rowsMaxBlocks]float32 // eight rows' block terms
-	r := 0
-	for ; r+8 <= len(out); r += 8 {
-		for k := range 8 {
-			q4_0TermsVNNI(&w[(r+k)*rowBytes], &yp[0], &terms[k][0], nb/16, &q4_0VK)
-		}
-		addRows8((*[8]float32)(out[r:]), &terms, nb)
-	}
-	if r < len(out) {
-		dotRowsQ4_0AVX2(n, w[r*rowBytes:], act, out[r:])
-	}
+	dotRowsVNNI(n, w, act, out, false, dotRowsQ4_0AVX2)
 }
 
 // dotRowsQ8_0VNNI is dotRowsQ8_0AVX2 with the block terms of
-// q8_0TermsVNNI, eight rows at a time; unlike the AVX2 kernel's, its
-// products take any activation quant (-128 too).
+// q8_0TermsVNNI; unlike the AVX2 kernel's, its products take any
+// activation quant (-128 too).
 func dotRowsQ8_0VNNI(n int, w, act []byte, out []float32) {
+	dotRowsVNNI(n, w, act, out, true, dotRowsQ8_0AVX2)
+}
+
+// dotRowsVNNI is the driver of both (q8: Q8_0 weights, else Q4_0): the
+// activation laid out once (its offset sums for the weights' offset), then
+// eight rows at a time their block terms and the rows' running sums by
+// addRows8; rows of other block counts, and the last rows short of eight,
+// through avx2. (The terms kernel is called directly, not through a func
+// value, so that yp and t stay on the stack.)
+func dotRowsVNNI(n int, w, act []byte, out []float32, q8 bool, avx2 func(n int, w, act []byte, out []float32)) {
 	nb := n / qk
-	rowBytes := nb * q8_0Bytes
+	rowBytes, off := nb*q4_0Bytes, int32(8)
+	if q8 {
+		rowBytes, off = nb*q8_0Bytes, 128
+	}
 	if nb%16 != 0 || nb > rowsMaxBlocks || len(out) < 8 {
-		dotRowsQ8_0AVX2(n, w, act, out)
+		avx2(n, w, act, out)
 		return
 	}
 	act = act[:nb*q8_0Bytes]
 	w = w[:len(out)*rowBytes]
-	var yp [rowsMaxBlocks / 16]q8_0VGroup
+	var yp [rowsMaxBlocks / 16]vnniGroup
 	for g := range nb / 16 {
-		(*q4_0VGroup)(&yp[g]).set(act[g*16*q8_0Bytes:], 128)
+		yp[g].set(act[g*16*q8_0Bytes:], off)
 	}
-	var terms [8][rowsMaxBlocks]float32
+	var t [8][rowsMaxBlocks]float32 // eight rows' block terms
 	r := 0
 	for ; r+8 <= len(out); r += 8 {
-		for k := range 8 {
-			q8_0TermsVNNI(&w[(r+k)*rowBytes], &yp[0], &terms[k][0], nb/16, &q8_0VK)
+		for j := range 8 {
+			if q8 {
+				q8_0TermsVNNI(&w[(r+j)*rowBytes], &yp[0], &t[j][0], nb/16, &q8_0VK)
+			} else {
+				q4_0TermsVNNI(&w[(r+j)*rowBytes], &yp[0], &t[j][0], nb/16, &q4_0VK)
+			}
 		}
-		addRows8((*[8]float32)(out[r:]), &terms, nb)
+		addRows8((*[8]float32)(out[r:]), &t, nb)
 	}
 	if r < len(out) {
-		dotRowsQ8_0AVX2(n, w[r*rowBytes:], act, out[r:])
+		avx2(n, w[r*rowBytes:], act, out[r:])
 	}
 }

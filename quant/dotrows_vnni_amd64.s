@@ -13,7 +13,7 @@
 // lane k holds 16 quants of block 4g+k (Q4_0: its 16 nibble bytes, whose
 // low and high nibbles VPSRLW/VPANDD split; Q8_0: quants 0..15 and, in a
 // second vector, 16..31, made unsigned by flipping the sign bit). VPDPBUSD
-// with the activation, laid out the same way (q4_0VGroup, q8_0VGroup),
+// with the activation, laid out the same way (vnniGroup),
 // adds the products to four dwords per block, on top of the prepared
 // -8·Σy (Q4_0) or -128·Σy (Q8_0) of the offset: exact int32 (no
 // saturation), so the order does not matter. The four groups' dwords are
@@ -62,14 +62,14 @@
 // NIBBLES(q, acc, tmp, g) adds the products of the nibbles of group g (in
 // q) and the group's activation quants to its offset sums, in acc.
 #define NIBBLES(q, acc, tmp, g) \
-	VMOVDQU64 (q4_0VGroup_init+g*64)(DI), acc; \
+	VMOVDQU64 (vnniGroup_init+g*64)(DI), acc; \
 	VPSRLW $4, q, tmp; \
 	VPANDD Z31, q, q; \
 	VPANDD Z31, tmp, tmp; \
 	VPDPBUSD (g*128)(DI), q, acc; \
 	VPDPBUSD (g*128+64)(DI), tmp, acc
 
-// func q4_0TermsVNNI(x *byte, yp *q4_0VGroup, p *float32, ng int, k *vnniRowConsts)
+// func q4_0TermsVNNI(x *byte, yp *vnniGroup, p *float32, ng int, k *vnniRowConsts)
 TEXT ·q4_0TermsVNNI(SB), NOSPLIT, $0-40
 	LOADCONSTS(0x0f0f0f0f)
 	TESTQ CX, CX
@@ -92,7 +92,7 @@ q40loop:
 	VPERMI2W Z21, Z20, Z13
 	VINSERTI32X4 $1, X13, Z12, Z12
 	VCVTPH2PS Y12, Z12
-	VMULPS q4_0VGroup_fy(DI), Z12, Z12
+	VMULPS vnniGroup_fy(DI), Z12, Z12
 	VPERMT2B Z17, Z27, Z16
 	VPERMT2B Z19, Z27, Z18
 	VPERMT2B Z21, Z27, Z20
@@ -103,7 +103,7 @@ q40loop:
 	NIBBLES(Z22, Z3, Z7, 3)
 	TERMS
 	ADDQ $(16*18), SI
-	ADDQ $q4_0VGroup__size, DI
+	ADDQ $vnniGroup__size, DI
 	ADDQ $64, DX
 	DECQ CX
 	JNZ q40loop
@@ -121,7 +121,7 @@ q40done:
 	VPERMT2B (g*136+72)(SI), Z28, Z18; \
 	VPXORD Z31, Z16, Z16; \
 	VPXORD Z31, Z18, Z18; \
-	VMOVDQU64 (q8_0VGroup_init+g*64)(DI), acc; \
+	VMOVDQU64 (vnniGroup_init+g*64)(DI), acc; \
 	VPDPBUSD (g*128)(DI), Z16, acc; \
 	VPDPBUSD (g*128+64)(DI), Z18, acc
 
@@ -133,7 +133,7 @@ q40done:
 	VMOVDQA64 Z29, dst; \
 	VPERMI2W Z17, Z16, dst
 
-// func q8_0TermsVNNI(x *byte, yp *q8_0VGroup, p *float32, ng int, k *vnniRowConsts)
+// func q8_0TermsVNNI(x *byte, yp *vnniGroup, p *float32, ng int, k *vnniRowConsts)
 TEXT ·q8_0TermsVNNI(SB), NOSPLIT, $0-40
 	LOADCONSTS(0x80808080)
 	TESTQ CX, CX
@@ -151,10 +151,10 @@ q80loop:
 	VPUNPCKLQDQ X15, X14, X14
 	VINSERTI32X4 $1, X14, Z12, Z12
 	VCVTPH2PS Y12, Z12
-	VMULPS q8_0VGroup_fy(DI), Z12, Z12
+	VMULPS vnniGroup_fy(DI), Z12, Z12
 	TERMS
 	ADDQ $(16*34), SI
-	ADDQ $q8_0VGroup__size, DI
+	ADDQ $vnniGroup__size, DI
 	ADDQ $64, DX
 	DECQ CX
 	JNZ q80loop
