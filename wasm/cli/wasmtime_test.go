@@ -153,9 +153,12 @@ func runWasmtimeRunner(t *testing.T, bin, cwd string, args []string, stdin strin
 // wasmtime, built without and with GOEXPERIMENT=simd and with the
 // relaxed-SIMD kernels, and checks each prints exactly what the native build
 // prints. The cases are dealt out over the three builds in turn (case i to
-// build i mod 3), so each build meets every kind of model and CI stays in
-// time; the engine's portable and SIMD128 builds are held to every case
-// under Node, the relaxed one in Chromium.
+// build i mod 3: each build meets llama-2-tiny-random or stories260K, the F32
+// model and three or four quant formats), so CI stays in time; every case
+// runs once under wazero (TestWASIMatchesNative), and the SIMD builds'
+// engines are held to llama.cpp on each format's first case under Node
+// (engine's TestFormatsMatchLlamaCpp) and on stories260K's reference cases
+// in Chromium (web/test/browser.test.mjs).
 func TestWasmtimeMatchesNative(t *testing.T) {
 	cases := loadRefCases(t)
 	native := map[string]string{}
