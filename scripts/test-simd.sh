@@ -35,8 +35,9 @@ export WAZERO
 # quant's kernel tests (every kernel against its portable twin). The engine's
 # SIMD build runs end to end under Node above and in Chromium
 # (scripts/test-browser.sh); the exhaustive fp16-scale sweep runs under Node
-# and natively. Both are left out here to keep CI in time (together they
-# took 6 of CI's 30 minutes under wazero). WAZERO_PKGS and WAZERO_SKIP change that.
+# and natively. Both are left out here to keep CI in time (under wazero
+# they took 6 minutes of a local run at load 2-4, running side by side).
+# WAZERO_PKGS and WAZERO_SKIP change that.
 step "SIMD kernels under wazero (GOOS=wasip1 GOARCH=wasm GOEXPERIMENT=simd)"
 GOOS=wasip1 GOARCH=wasm go test -count=1 -timeout 20m \
   -skip="${WAZERO_SKIP-^TestDotScalesAllFP16\$}" \
