@@ -249,11 +249,12 @@ func main() {
 	// The prompt: the first plen-1 tokens of promptText after BOS.
 	ids, text := prompt(vocab, *plen)
 	idsJSON, _ := json.Marshal(ids)
+	rs := &runSetup{root: root, native: native, wasip1: wasip1, wt: wt, npmDir: npmDir, idsJSON: string(idsJSON), text: text, timeout: *timeout, browserClock: *bclock}
 
 	if need("llamacpp") {
 		step("check that llama.cpp loads the generated files")
 		for _, t := range sortedKeys(models) {
-			r := runOne("llamacpp-1", t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, 2, *timeout, "")
+			r := rs.runOne("llamacpp-1", t, models[t], 2)
 			if r.Err != "" {
 				fmt.Fprintf(os.Stderr, "bench: llama.cpp cannot run %s: %s\n", models[t], r.Err)
 				os.Exit(1)
@@ -266,7 +267,7 @@ func main() {
 		for _, t := range sortedKeys(models) {
 			for _, rn := range runners {
 				step(fmt.Sprintf("%s on %s (run %d)", rn, t, rep+1))
-				r := runOne(rn, t, models[t], root, native, wasip1, wt, npmDir, string(idsJSON), text, *gen, *timeout, *bclock)
+				r := rs.runOne(rn, t, models[t], *gen)
 				fmt.Printf("   %s: prefill %.1f tok/s, decode %.2f tok/s, TTFT %.0f ms, peak %.0f MB, load %.2f→%.2f %s%s\n",
 					buildOf(r), r.PrefillTokS, r.DecodeTokS, r.TTFTMs, r.PeakMB, r.Load[0], r.Load[1], r.Err, r.Note)
 				if r.Split != nil {
@@ -300,16 +301,29 @@ type wasmtimeRun struct {
 	opts          []string
 }
 
-// runOne runs one runner on one model.
-func runOne(runner, typ, model, root, native, wasip1 string, wt wasmtimeRun, npmDir, idsJSON, text string, gen int, timeout time.Duration, browserClock string) result {
+// runSetup is what every run of a bench shares: the repository, the
+// builds, the peers' npm directory, the prompt (its ids as JSON, and its
+// text), the limit of one run, and -browser-clock.
+type runSetup struct {
+	root, native, wasip1 string
+	wt                   wasmtimeRun
+	npmDir               string
+	idsJSON, text        string
+	timeout              time.Duration
+	browserClock         string
+}
+
+// runOne runs one runner on one model, generating gen tokens.
+func (s *runSetup) runOne(runner, typ, model string, gen int) result {
 	r := result{Runner: runner, Type: typ}
 	r.Load[0] = loadavg()
-	r = runCmd(r, root, native, wasip1, wt, npmDir, model, idsJSON, text, gen, timeout, browserClock)
+	r = s.runCmd(r, model, gen)
 	r.Load[1] = loadavg()
 	return r
 }
 
-func runCmd(r result, root, native, wasip1 string, wt wasmtimeRun, npmDir, model, idsJSON, text string, gen int, timeout time.Duration, browserClock string) result {
+func (s *runSetup) runCmd(r result, model string, gen int) result {
+	root, native, wasip1, wt, npmDir, idsJSON, text, timeout := s.root, s.native, s.wasip1, s.wt, s.npmDir, s.idsJSON, s.text, s.timeout
 	runner := r.Runner
 	name, threads, _ := strings.Cut(runner, "-")
 	r.Threads, _ = strconv.Atoi(threads)
@@ -373,7 +387,7 @@ func runCmd(r result, root, native, wasip1 string, wt wasmtimeRun, npmDir, model
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, "BENCH_NPM="+npmDir)
-	if browserClock == "cpu" && strings.HasPrefix(r.Runner, "browser-picolm") {
+	if s.browserClock == "cpu" && strings.HasPrefix(r.Runner, "browser-picolm") {
 		cmd.Env = append(cmd.Env, "BENCH_CLOCK=cpu")
 	}
 	var stdout, stderr bytes.Buffer
