@@ -162,8 +162,7 @@ q4kblock:
 	PREFETCHT0 64(R11)
 	PREFETCHT0 128(R11)
 	MOVL $0x0f0f0f0f, AX
-	MOVD AX, X13
-	VPBROADCASTD X13, Y13
+	VPBROADCASTD AX, Y13 // EVEX from AX: a legacy-SSE MOVD here, with the upper halves in use, stalls Intel cores
 	VPXOR Y14, Y14, Y14
 	VPXOR Y15, Y15, Y15
 	SUBLO(0, 0)

@@ -78,8 +78,7 @@
 	VMOVDQU (DX), Y0; \
 	VMOVDQU 32(DX), Y1; \
 	MOVL $bytes, AX; \
-	MOVD AX, X14; \
-	VPBROADCASTD X14, Y14
+	VPBROADCASTD AX, Y14 // EVEX from AX, not a legacy-SSE MOVD (see matmul_kvnni_amd64.s)
 #define END \
 	VMOVDQU Y0, (DX); \
 	VMOVDQU Y1, 32(DX); \
