@@ -67,11 +67,19 @@ func q5KQuants(v archsimd.Uint8x32, hb archsimd.Uint16x16, b uint64, m4, m1 arch
 	return lo, hi
 }
 
-// hsumX86Vec is hsumX86 of the lanes of v.
+// hsumX86Vec is hsumX86 of the lanes of v, in assembly that clears the
+// vector registers' upper halves for the scalar code after it
+// (hsum_amd64.s).
 func hsumX86Vec(v archsimd.Float32x8) float32 {
-	t := v.GetLo().Add(v.GetHi())
-	return (t.GetElem(0) + t.GetElem(2)) + (t.GetElem(1) + t.GetElem(3))
+	var a [8]float32
+	v.StoreArray(&a)
+	return hsumX86Asm(&a)
 }
+
+// hsumX86Asm is hsumX86 of v's lanes, leaving the upper halves clear.
+//
+//go:noescape
+func hsumX86Asm(v *[8]float32) float32
 
 // dotNQ5_KAVX2 is dotQ5_KAVX2 for several activations: each block is
 // decoded once (quants with their fifth bits, scales broadcast) and dotted
