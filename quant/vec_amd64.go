@@ -40,8 +40,7 @@ func dotF16VecAVX2(a []float32, b []uint16) float32 {
 		h := archsimd.LoadUint16x8Array((*[8]uint16)(b[i:]))
 		acc = acc.Add(x.Mul(fp16x8(h)))
 	}
-	t := acc.GetLo().Add(acc.GetHi())
-	sum := t.GetElem(0) + t.GetElem(2) + (t.GetElem(1) + t.GetElem(3))
+	sum := hsumX86Vec(acc) // (t0+t2) + (t1+t3) of t = lo+hi; clears the upper halves
 	for ; i < n; i++ {
 		sum += float32(a[i] * FP16ToFP32(b[i]))
 	}
@@ -60,6 +59,7 @@ func axpyF16AVX2(y []float32, a float32, x []uint16) {
 		yp := (*[8]float32)(y[i:])
 		archsimd.LoadFloat32x8Array(yp).Add(va.Mul(fp16x8(h))).StoreArray(yp)
 	}
+	archsimd.ClearAVXUpperBits() // for the scalar code after it (see hsum_amd64.s)
 	for ; i < n; i++ {
 		y[i] += float32(a * FP16ToFP32(x[i]))
 	}
@@ -120,9 +120,7 @@ func expShiftAVX2(x []float32, m float32, sum float64) float64 {
 		if blk == &pad {
 			copy(x[i:], pad[:])
 		}
-		h := e0.Add(e1)
-		q := h.GetLo().Add(h.GetHi())
-		sum += float64((q.GetElem(0) + q.GetElem(2)) + (q.GetElem(1) + q.GetElem(3)))
+		sum += float64(hsumX86Vec(e0.Add(e1)))
 	}
 	return sum
 }
@@ -138,6 +136,7 @@ func swigluAVX2(gate, up []float32) {
 		e := expfV8(zero.Sub(g))
 		g.Div(one.Add(e)).Mul(archsimd.LoadFloat32x8Array((*[8]float32)(up[i:]))).StoreArray(p)
 	}
+	archsimd.ClearAVXUpperBits() // for the scalar code after it (see hsum_amd64.s)
 	for i := n; i < len(gate); i++ {
 		g := gate[i]
 		gate[i] = g / (1 + expfC(-g)) * up[i]
@@ -165,5 +164,6 @@ func roundFP16AVX2(x []float32, scale float32) {
 		r = b.IfElse(a.Greater(archsimd.BroadcastInt32x8(0x7f800000)), r) // NaN
 		r.AsFloat32x8().StoreArray(p)
 	}
+	archsimd.ClearAVXUpperBits() // for the scalar code after it (see hsum_amd64.s)
 	roundFP16Ref(x[i:], scale)
 }
