@@ -33,7 +33,7 @@ func fp16x8(h archsimd.Uint16x8) archsimd.Float32x8 {
 func dotF16VecAVX2(a []float32, b []uint16) float32 {
 	n := len(a)
 	b = b[:n]
-	acc := archsimd.BroadcastFloat32x8(0)
+	var acc archsimd.Float32x8 // zero by VPXOR (BroadcastFloat32x8(0) is a legacy-SSE XORPS)
 	i := 0
 	for ; i+8 <= n; i += 8 {
 		x := archsimd.LoadFloat32x8Array((*[8]float32)(a[i:]))
@@ -90,7 +90,7 @@ func expfV8(x archsimd.Float32x8) archsimd.Float32x8 {
 	bias := archsimd.BroadcastInt32x8(127)
 	res := j.Mul(a.Add(bias).ShiftAllLeft(23).AsFloat32x8()).Mul(ni.Sub(a).Add(bias).ShiftAllLeft(23).AsFloat32x8())
 
-	zero := archsimd.BroadcastFloat32x8(0)
+	var zero archsimd.Float32x8 // VPXOR, where BroadcastFloat32x8(0) is a legacy-SSE XORPS (see hsum_amd64.s)
 	alt := zero.IfElse(n.LessEqual(zero), archsimd.BroadcastFloat32x8(float32(math.Inf(1))))
 	return alt.IfElse(n.Abs().Greater(archsimd.BroadcastFloat32x8(vexpMaxN)), res)
 }
@@ -129,7 +129,8 @@ func expShiftAVX2(x []float32, m float32, sum float64) float64 {
 func swigluAVX2(gate, up []float32) {
 	up = up[:len(gate)]
 	n := len(gate) &^ (vexpWidth - 1)
-	zero, one := archsimd.BroadcastFloat32x8(0), archsimd.BroadcastFloat32x8(1)
+	var zero archsimd.Float32x8 // VPXOR, not a legacy-SSE XORPS
+	one := archsimd.BroadcastFloat32x8(1)
 	for i := 0; i < n; i += 8 {
 		p := (*[8]float32)(gate[i:])
 		g := archsimd.LoadFloat32x8Array(p)
