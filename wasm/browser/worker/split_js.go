@@ -28,6 +28,8 @@ package main
 //	8..14 the request (the lead writes it): 8 op, 9 group or layer,
 //	  10 first position, 11 activations, 12 bytes per activation,
 //	  13 floats in the reply, 14 its sequence
+//	15 the KiB of the model the shard has read while loading (wrapping;
+//	  the lead's stallWatch)
 //	16..19 the reply (the shard): 16 status (0 ok, 1 error, message at
 //	  msgOff), 17 floats, 18 the shard's time computing and copying its
 //	  replies in µs (wrapping), 19 its sequence
@@ -57,7 +59,7 @@ const (
 	ixReq, ixResp, ixState                   = 0, 1, 2
 	ixPart, ixParts, ixPages, ixMsgLn, ixCtx = 3, 4, 5, 6, 7
 	ixOp, ixID, ixPos, ixActs, ixActLen      = 8, 9, 10, 11, 12
-	ixOutLen, ixReqSeq                       = 13, 14
+	ixOutLen, ixReqSeq, ixLoadedKiB          = 13, 14, 15
 	ixStatus, ixReplyLen, ixBusy, ixRespSeq  = 16, 17, 18, 19
 	ixServed, ixAttnBusy                     = 20, 21
 	ixShardSleeps, ixLeadSleeps              = 22, 23
@@ -74,10 +76,12 @@ const (
 	actsMax = 1 << 20
 	outOff  = actsOff + actsMax
 
-	// helloTimeout bounds how long the lead waits for a shard to load;
-	// replyTimeout for one step (a shard that died without the page
-	// noticing).
-	helloTimeout = 5 * time.Minute
+	// loadStall is how long the lead waits for a loading shard that
+	// reads nothing (a read that never completes): a shard that keeps
+	// reading is waited for however long its load takes, and one that
+	// fails or dies says so in its channel. replyTimeout bounds one
+	// step (a shard that died without the page noticing).
+	loadStall    = 5 * time.Minute
 	replyTimeout = 2 * time.Minute
 )
 
@@ -96,6 +100,7 @@ type channel struct {
 	acts    js.Value                // Uint8Array over the activations region
 	out     js.Value                // Uint8Array over the reply region
 	outMax  int                     // bytes of the reply region
+	loaded  int64                   // bytes a loading shard has read (addLoaded)
 }
 
 func newChannel(sab js.Value) (*channel, error) {
@@ -182,6 +187,13 @@ func (c *channel) await(args, i int, v int32, d time.Duration) int32 {
 // the difference is unmeasured.
 const spinUs = 20
 
+// addLoaded counts n more bytes of the model read by a loading shard
+// (slot ixLoadedKiB, in KiB, wrapping: the lead only watches it move).
+func (c *channel) addLoaded(n int) {
+	c.loaded += int64(n)
+	c.store(ixLoadedKiB, int32(uint32(c.loaded>>10)))
+}
+
 func (c *channel) setMessage(err error) {
 	b := []byte(err.Error())
 	b = b[:min(len(b), msgMax)]
@@ -198,8 +210,9 @@ func (c *channel) message() string {
 
 // sabReader reads the model file held in a SharedArrayBuffer.
 type sabReader struct {
-	u8   js.Value
-	size int64
+	u8     js.Value
+	size   int64
+	onRead func(n int) // after each slice copied, when set
 }
 
 func newSABReader(sab js.Value, size int64) (*sabReader, error) {
@@ -219,6 +232,9 @@ func (r *sabReader) ReadAt(p []byte, off int64) (int, error) {
 	for done := 0; done < n; done += step {
 		end := min(done+step, n)
 		js.CopyBytesToGo(p[done:end], r.u8.Call("subarray", float64(off)+float64(done), float64(off)+float64(end)))
+		if r.onRead != nil {
+			r.onRead(end - done)
+		}
 	}
 	if n < len(p) {
 		return n, io.EOF
@@ -229,16 +245,18 @@ func (r *sabReader) ReadAt(p []byte, off int64) (int, error) {
 // sabPeer is the lead's side of a channel: an engine.Peer.
 type sabPeer struct {
 	c     *channel
+	part  int // the shard's part (from 1), of parts
+	parts int
 	seq   int32
 	out   []float32 // the started step's reply
 	stage []byte    // a batch's activations, end to end (one copy into the channel)
 }
 
 func (p *sabPeer) Info() (engine.ShardInfo, error) {
-	deadline := time.Now().Add(helloTimeout)
+	watch := newStallWatch(loadStall, p.c.load(ixLoadedKiB), time.Now())
 	for p.c.load(ixState) == stateLoading {
-		if time.Now().After(deadline) {
-			return engine.ShardInfo{}, errors.New("the shard worker did not load the model in time")
+		if kib := p.c.load(ixLoadedKiB); watch.stalled(kib, time.Now()) {
+			return engine.ShardInfo{}, fmt.Errorf("shard worker %d of %d read nothing of the model for %v (%d MiB read; it has not said it failed)", p.part, p.parts, loadStall, uint32(kib)>>10)
 		}
 		p.c.await(ixLeadArgs, ixState, stateLoading, 100*time.Millisecond)
 	}
@@ -343,7 +361,7 @@ func (b *bridge) loadSplit(msg js.Value) {
 			b.fail(id, err)
 			return
 		}
-		p := &sabPeer{c: c}
+		p := &sabPeer{c: c, part: i + 1, parts: len(peers) + 1}
 		peers[i] = p
 		b.peers = append(b.peers, p)
 	}
@@ -398,6 +416,8 @@ func (b *bridge) serveShard(msg js.Value) {
 			return
 		}
 		b.progressEvery(r, msg.Get("id"))
+		page := r.onRead
+		r.onRead = func(n int) { c.addLoaded(n); page(n) }
 		sh, err = host.LoadShardParts(prefixesMsg(msg), r, fs, msg.Get("part").Int(), msg.Get("parts").Int())
 		r.release()
 		if err != nil {
@@ -411,6 +431,7 @@ func (b *bridge) serveShard(msg js.Value) {
 			failed(err)
 			return
 		}
+		r.onRead = c.addLoaded
 		if sh, err = host.LoadShardFiles(r, filesOf(msg, "the model file", size), msg.Get("part").Int(), msg.Get("parts").Int()); err != nil {
 			failed(err)
 			return
