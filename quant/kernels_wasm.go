@@ -34,7 +34,7 @@ func platformTables() []kernelTable {
 			{Q4_1, kernels{dot: dotQ4_1SIMD128}},
 			{Q5_0, kernels{dot: dotQ5_0SIMD128}},
 			{Q5_1, kernels{dot: dotQ5_1SIMD128}},
-			{IQ4_NL, kernels{dot: dotIQ4_NLSIMD128}},
+			{IQ4_NL, kernels{dot: dotIQ4_NLSIMD128, dotRows: dotRowsIQ4_NLSIMD128, dotRowsN: dotRowsNIQ4_NLSIMD128}},
 			{IQ4_XS, kernels{dot: dotIQ4_XSSIMD128, dotN: dotNIQ4_XSSIMD128, dotRows: dotRowsIQ4_XSSIMD128, dotRowsN: dotRowsNIQ4_XSSIMD128}},
 		},
 		simdVec: true,

@@ -1,0 +1,202 @@
+//go:build goexperiment.simd
+
+#include "textflag.h"
+#include "simd_wasm.h"
+#include "quads_wasm.h"
+
+// The integer parts of the wasm SIMD128 DotRows and DotRowsN kernels of
+// the 32-weight formats summed with fused multiply-adds (q32rows_wasm.go),
+// and fmaLanes, their float part. The activations are prepared as for
+// Q8_0 (splitQ8_0, prepQ8_0Quad in dotrows_wasm.s, quads_wasm.s); a weight
+// block is decoded to int8 quants, then dotted as Q8_0's are.
+
+// PY pushes the 8 prepared int16 activations at R11+off.
+#define PY(off) Get R11; I32WrapI64; V128Load $(off)
+
+// NLLEVELS sets V2 and V3 to the int8 levels (kvaluesIQ4NL, in V0) of the
+// IQ4_NL block at R0: weights 0..15 (the low nibbles, V15 0x0f bytes) and
+// 16..31 (the high ones).
+#define NLLEVELS \
+	Get R0; I32WrapI64; V128Load $2; Set V1; \
+	Get V0; Get V1; Get V15; V128And; I8x16Swizzle; Set V2; \
+	Get V0; Get V1; I32Const $4; I8x16ShrU; I8x16Swizzle; Set V3
+
+// ---- DotRows ----
+// register use (iq4NLRowSums): R0 weight block, R11 prepared block, R2
+// blocks left in the row, R13 rows left, R3 output, R14 the row's first
+// output, R15 4·rows; V0 the levels, V15 0x0f bytes, V1 the quant bytes,
+// V2, V3 the levels of weights 0..15 and 16..31, V4 the block's lanes.
+
+// func iq4NLRowSums(x, yp *byte, tab *int8, nb, rows int, out *int32)
+// sets out[rows*j+r] to row r's block j's Σ level·y (IQ4_NL rows at x,
+// the activation split by splitQ8_0 at yp, tab kvaluesIQ4NL); nb ≥ 1. A
+// dot lane adds two products of at most 127·128 in magnitude.
+TEXT ·iq4NLRowSums(SB), NOSPLIT, $0-48
+	I64Load x+0(FP); Set R0
+	I64Load out+40(FP); Set R14
+	I64Load rows+32(FP); Tee R13; I64Const $2; I64Shl; Set R15
+	I64Load tab+16(FP); I32WrapI64; V128Load $0; Set V0
+	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V15
+	Block
+	Get R13
+	I64Eqz
+	BrIf $0
+	Loop
+		I64Load yp+8(FP); Set R11
+		I64Load nb+24(FP); Set R2
+		Get R14; Set R3
+		Loop
+			NLLEVELS
+			EVEN(V2); PY(0); I32x4DotI16x8S
+			ODD(V2); PY(16); I32x4DotI16x8S; I32x4Add
+			EVEN(V3); PY(32); I32x4DotI16x8S; I32x4Add
+			ODD(V3); PY(48); I32x4DotI16x8S; I32x4Add
+			Set V4
+			Get R3; I32WrapI64; HSUM(V4); I32Store $0
+			ADD(R0, 18)
+			ADD(R11, 64)
+			Get R3; Get R15; I64Add; Set R3
+			COUNTDOWN(R2)
+		End
+		ADD(R14, 4)
+		COUNTDOWN(R13)
+	End
+	End
+	RET
+
+// ---- DotRowsN ----
+// The activations four to a vector (quads, prepared by prepQ8_0Quad; see
+// quads_wasm.s): a weight pair splat over the lanes, dotted with the
+// prepared pairs of each quad, gives each activation's sum in its own
+// lane.
+//
+// register use (iq4NLRowSumsN): R0 weight block, R1 its quad 0 block, R7,
+// R8, R9 quads 1..3 (R15 apart), R2 blocks left, R5 quads, R14 the
+// output; V0 the levels, V1 the quant bytes, V2, V3 the levels, V4..V7
+// the quads' block sums, V8 a splat weight pair, V9 the weights as int16,
+// V10..V13 the splat masks, V15 0x0f bytes.
+
+// MAC adds the splat weights V8 dotted with the prepared pairs at rq+off
+// to v.
+#define MAC(v, rq, off) Get V8; Get rq; I32WrapI64; V128Load $(off); I32x4DotI16x8S; Get v; I32x4Add; Set v
+#define MACS1(off) MAC(V4, R1, off)
+#define MACS2(off) MACS1(off); MAC(V5, R7, off)
+#define MACS3(off) MACS2(off); MAC(V6, R8, off)
+#define MACS4(off) MACS3(off); MAC(V7, R9, off)
+
+// LANES4 runs the four int32 lanes (weight pairs) of V9 through macs,
+// against the prepared pairs at off, off+32, off+64, off+96.
+#define LANES4(macs, off) SPL(V10); macs(off); SPL(V11); macs(off+32); SPL(V12); macs(off+64); SPL(V13); macs(off+96)
+
+// INT8Q adds the int8 weights 0..15 in V2 and 16..31 in V3 against the
+// quads to V4..V7.
+#define INT8Q(macs) \
+	EVEN(V2); Set V9; LANES4(macs, 0); \
+	ODD(V2); Set V9; LANES4(macs, 16); \
+	EVEN(V3); Set V9; LANES4(macs, 128); \
+	ODD(V3); Set V9; LANES4(macs, 144)
+
+// STOREQ stores the sums of quad q (vector v) at R14+16q.
+#define STOREQ(v, q) Get R14; I32WrapI64; Get v; V128Store $0, $(16*q)
+#define STORES1 STOREQ(V4, 0)
+#define STORES2 STORES1; STOREQ(V5, 1)
+#define STORES3 STORES2; STOREQ(V6, 2)
+#define STORES4 STORES3; STOREQ(V7, 3)
+
+// QUADSUMS is the block's sums for the quads (macs, stores).
+#define QUADSUMS(decode, macs, stores) ZERO(V4); ZERO(V5); ZERO(V6); ZERO(V7); decode; INT8Q(macs); stores
+
+// func iq4NLRowSumsN(x, yq *byte, tab *int8, nb, quads int, out *int32)
+// sets out[16j+4q+l] to the IQ4_NL row at x's block j's Σ level·y
+// against activation l of quad q < quads (1..4, prepared by
+// prepQ8_0Quad at yq, nb quad blocks apart); nb ≥ 1.
+TEXT ·iq4NLRowSumsN(SB), NOSPLIT, $0-48
+	I64Load x+0(FP); Set R0
+	I64Load out+40(FP); Set R14
+	I64Load nb+24(FP); Tee R2; I64Const $288; I64Mul; Set R15
+	I64Load quads+32(FP); Set R5
+	I64Load yq+8(FP); Set R1
+	I64Load tab+16(FP); I32WrapI64; V128Load $0; Set V0
+	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V15
+	MASKS
+	Loop
+		Get R1; Get R15; I64Add; Set R7; Get R7; Get R15; I64Add; Set R8; Get R8; Get R15; I64Add; Set R9
+		Get R5; I64Const $4; I64Eq
+		If; QUADSUMS(NLLEVELS, MACS4, STORES4); Else
+		Get R5; I64Const $3; I64Eq
+		If; QUADSUMS(NLLEVELS, MACS3, STORES3); Else
+		Get R5; I64Const $2; I64Eq
+		If; QUADSUMS(NLLEVELS, MACS2, STORES2); Else
+		QUADSUMS(NLLEVELS, MACS1, STORES1)
+		End; End; End
+		ADD(R0, 18)
+		ADD(R1, 288)
+		ADD(R14, 64)
+		COUNTDOWN(R2)
+	End
+	RET
+
+// ---- the float part ----
+
+// FMACHECK pushes, for the float64 sums in v, all ones where a sum is a
+// float32 midpoint (its 29 low bits 1<<28) or below float32's normal
+// range (V12, V13, V14 the constants): only there can rounding the sum to
+// float32 differ from rounding the exact p+a (see fma32Fast).
+#define FMACHECK(v) \
+	Get v; Get V12; V128And; Get V13; I64x2Eq; \
+	Get v; F64x2Abs; Get V14; F64x2Lt; V128Or
+#define FMACONSTS \
+	V128Const $0x1fffffff, $0x1fffffff; Set V12; \
+	V128Const $0x10000000, $0x10000000; Set V13; \
+	V128Const $0x3810000000000000, $0x3810000000000000; Set V14
+
+// func fmaLanes(s *int32, d *float32, n, stride int, acc *[4]float32)
+// sets each lane l of acc to fma32(float32(s_i[l]), d_i[l], acc[l]) for
+// i = 0..n-1 in order, s_i and d_i the four int32 and float32 at s and d
+// plus i·stride bytes: the products are exact in float64 (the sums are
+// below 2^24 in magnitude, exact in float32), the float64 sums p+a rounded
+// to float32 unless one is a midpoint or tiny (FMACHECK), then all four
+// rounded as fma32 does (simd_wasm.h's FMAHALF). n ≥ 0.
+//
+// register use: R0 s_i, R1 d_i, R2 terms left, R3 the stride; V0 the
+// accumulators, V1 the sums as float32, V2 d; lanes 0, 1: V5 the
+// products, V6 the accumulators, V7 the sums; lanes 2, 3: V8, V3, V4;
+// V12..V14 FMACHECK's constants; FMAHALF's scratch V9..V13, V15.
+TEXT ·fmaLanes(SB), NOSPLIT, $0-40
+	I64Load s+0(FP); Set R0
+	I64Load d+8(FP); Set R1
+	I64Load n+16(FP); Set R2
+	I64Load stride+24(FP); Set R3
+	I64Load acc+32(FP); I32WrapI64; V128Load $0; Set V0
+	FMACONSTS
+	Block
+	Get R2
+	I64Eqz
+	BrIf $0
+	Loop
+		Get R0; I32WrapI64; V128Load $0; F32x4ConvertI32x4S; Set V1
+		Get R1; I32WrapI64; V128Load $0; Set V2
+		Get V1; F64x2PromoteLowF32x4; Get V2; F64x2PromoteLowF32x4; F64x2Mul; Set V5
+		Get V0; F64x2PromoteLowF32x4; Set V6
+		Get V5; Get V6; F64x2Add; Set V7
+		Get V1; HIHALF; F64x2PromoteLowF32x4; Get V2; HIHALF; F64x2PromoteLowF32x4; F64x2Mul; Set V8
+		Get V0; HIHALF; F64x2PromoteLowF32x4; Set V3
+		Get V8; Get V3; F64x2Add; Set V4
+		FMACHECK(V7); FMACHECK(V4); V128Or; V128AnyTrue
+		If
+			Get V5; Set V9; Get V6; Set V10
+			FMAHALF; Set V15
+			Get V8; Set V9; Get V3; Set V10
+			FMAHALF; TOHIGH; Get V15; V128Or; Set V0
+			FMACONSTS
+		Else
+			Get V7; F32x4DemoteF64x2Zero
+			Get V4; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V0
+		End
+		Get R0; Get R3; I64Add; Set R0
+		Get R1; Get R3; I64Add; Set R1
+		COUNTDOWN(R2)
+	End
+	End
+	I64Load acc+32(FP); I32WrapI64; Get V0; V128Store $0, $0
+	RET
