@@ -27,43 +27,6 @@
 // output, R15 4·rows; V0 the levels, V15 0x0f bytes, V1 the quant bytes,
 // V2, V3 the levels of weights 0..15 and 16..31, V4 the block's lanes.
 
-// func iq4NLRowSums(x, yp *byte, tab *int8, nb, rows int, out *int32)
-// sets out[rows*j+r] to row r's block j's Σ level·y (IQ4_NL rows at x,
-// the activation split by splitQ8_0 at yp, tab kvaluesIQ4NL); nb ≥ 1. A
-// dot lane adds two products of at most 127·128 in magnitude.
-TEXT ·iq4NLRowSums(SB), NOSPLIT, $0-48
-	I64Load x+0(FP); Set R0
-	I64Load out+40(FP); Set R14
-	I64Load rows+32(FP); Tee R13; I64Const $2; I64Shl; Set R15
-	I64Load tab+16(FP); I32WrapI64; V128Load $0; Set V0
-	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V15
-	Block
-	Get R13
-	I64Eqz
-	BrIf $0
-	Loop
-		I64Load yp+8(FP); Set R11
-		I64Load nb+24(FP); Set R2
-		Get R14; Set R3
-		Loop
-			NLLEVELS
-			EVEN(V2); PY(0); I32x4DotI16x8S
-			ODD(V2); PY(16); I32x4DotI16x8S; I32x4Add
-			EVEN(V3); PY(32); I32x4DotI16x8S; I32x4Add
-			ODD(V3); PY(48); I32x4DotI16x8S; I32x4Add
-			Set V4
-			Get R3; I32WrapI64; HSUM(V4); I32Store $0
-			ADD(R0, 18)
-			ADD(R11, 64)
-			Get R3; Get R15; I64Add; Set R3
-			COUNTDOWN(R2)
-		End
-		ADD(R14, 4)
-		COUNTDOWN(R13)
-	End
-	End
-	RET
-
 // ---- DotRowsN ----
 // The activations four to a vector (quads, prepared by prepQ8_0Quad; see
 // quads_wasm.s): a weight pair splat over the lanes, dotted with the
@@ -106,6 +69,201 @@ TEXT ·iq4NLRowSums(SB), NOSPLIT, $0-48
 // QUADSUMS is the block's sums for the quads (macs, stores).
 #define QUADSUMS(decode, macs, stores) ZERO(V4); ZERO(V5); ZERO(V6); ZERO(V7); decode; INT8Q(macs); stores
 
+// ---- the float part ----
+
+// FMACHECK pushes, for the float64 sums in v, all ones where a sum is a
+// float32 midpoint (its 29 low bits 1<<28) or below float32's normal
+// range (V12, V13, V14 the constants): only there can rounding the sum to
+// float32 differ from rounding the exact p+a (see fma32Fast).
+#define FMACHECK(v) \
+	Get v; Get V12; V128And; Get V13; I64x2Eq; \
+	Get v; F64x2Abs; Get V14; F64x2Lt; V128Or
+#define FMACONSTS \
+	V128Const $0x1fffffff, $0x1fffffff; Set V12; \
+	V128Const $0x10000000, $0x10000000; Set V13; \
+	V128Const $0x3810000000000000, $0x3810000000000000; Set V14
+
+// ---- Q5_0, Q5_1 and Q4_1 ----
+// Summed in ggml's x86 order as q5_wasm.s sums them (see there): per
+// block, int32 lane i of the two halves holds the products of weights
+// 4i..4i+3 and 16+4i..16+4i+3, each lane added to its accumulator by
+// FMA8 (simd_wasm.h) with the block's d·dy; Q5_1's and Q4_1's min terms
+// m·s go to their own sum, by a fused multiply-add each (MINFMA). Their activations are split once per call (splitQ8: for each block,
+// the even then the odd int16 of activations 0..15, then of 16..31).
+
+// HIBITS pushes 0x10 in the bytes of the 16 weights (from 16h) whose 5th
+// bit is set (qh splat in V1), as q5_wasm.s.
+#define HIBITS(h) \
+	Get V1; V128Const $(0x0000000000000000+0x0202020202020202*h), $(0x0101010101010101+0x0202020202020202*h); I8x16Swizzle; \
+	V128Const $0x7fbfdfeff7fbfdfe, $0x7fbfdfeff7fbfdfe; V128Or; \
+	V128Const $-1, $-1; I8x16Eq; \
+	V128Const $0x1010101010101010, $0x1010101010101010; V128And
+
+#define NIB V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
+
+// DEC50, DEC51, DEC41 set V5 and V7 to the quants (int8) of weights 0..15
+// and 16..31 of the block at R0 (V1, V6 scratch).
+#define DEC50 \
+	Get R0; I32WrapI64; V128Load $6; Set V6; \
+	Get R0; I32WrapI64; I32Load $2; I32x4Splat; Set V1; \
+	Get V6; NIB; V128And; HIBITS(0); V128Or; I32Const $16; I8x16Splat; I8x16Sub; Set V5; \
+	Get V6; I32Const $4; I8x16ShrU; HIBITS(1); V128Or; I32Const $16; I8x16Splat; I8x16Sub; Set V7
+#define DEC51 \
+	Get R0; I32WrapI64; V128Load $8; Set V6; \
+	Get R0; I32WrapI64; I32Load $4; I32x4Splat; Set V1; \
+	Get V6; NIB; V128And; HIBITS(0); V128Or; Set V5; \
+	Get V6; I32Const $4; I8x16ShrU; HIBITS(1); V128Or; Set V7
+#define DEC41 \
+	Get R0; I32WrapI64; V128Load $4; Set V6; \
+	Get V6; NIB; V128And; Set V5; \
+	Get V6; I32Const $4; I8x16ShrU; Set V7
+
+// TABAT pushes the float32 of the fp16 at r+off (R12 fp16ToFP32Table).
+#define TABAT(r, off) Get R12; Get r; I32WrapI64; I64Load16U $(off); I64Const $2; I64Shl; I64Add; I32WrapI64; F32Load $0
+
+// DXDY sets V8 to the f64x2 splat of float32(dx·dy), dx the fp16 at R0,
+// dy the float32 at ry.
+#define DXDY(ry) TABAT(R0, 0); Get ry; I32WrapI64; F32Load $0; F32Mul; F64PromoteF32; F64x2Splat; Set V8
+
+// MINFMA sets the float32 at racc+32 to fma32(m, s, it), m the fp16 at
+// R0+2, s the float32 at rs (an fp16 value too): m·s (at most 22
+// significant bits) plus a float32 is exact in float64 unless one term is
+// below 2^-29 of the other, far below half an ulp of the larger, where
+// both roundings give the larger; so the float64 sum rounded to float32
+// is the fused multiply-add.
+#define MINFMA(rs, racc) \
+	Get racc; I32WrapI64; \
+	TABAT(R0, 2); F64PromoteF32; Get rs; I32WrapI64; F32Load $0; F64PromoteF32; F64Mul; \
+	Get racc; I32WrapI64; F32Load $32; F64PromoteF32; F64Add; F32DemoteF64; F32Store $32
+#define NOMIN(rs, racc)
+
+// register use (q5_0RowsAcc, …): R0 weight block, R11 prepared block, R2
+// blocks left in the row, R13 rows left, R3 the row's accumulators, R6 dy,
+// R7 sy, R12 the fp16 table; V1, V6 scratch, V5, V7 the quants, V2, V3 the
+// lanes, V8 d·dy, V14, V15 the accumulators (FMA8's V4, V9..V13).
+
+// ROWSACC(DEC, MIN, xsize) is the body of a DotRows kernel: for each of
+// the rows (consecutive at x) the nb blocks' lanes against the split
+// activation at yp, fused-multiply-added into the row's 12 float32 at
+// acc (8 lanes, then its min sum).
+#define ROWSACC(DEC, MIN, xsize) \
+	I64Load x+0(FP); Set R0; \
+	I64Load acc+56(FP); Set R3; \
+	I64Load tab+32(FP); Set R12; \
+	I64Load rows+48(FP); Set R13; \
+	Loop; \
+		I64Load yp+8(FP); Set R11; \
+		I64Load dy+16(FP); Set R6; \
+		I64Load sy+24(FP); Set R7; \
+		I64Load nb+40(FP); Set R2; \
+		V128Const $0, $0; Set V14; \
+		V128Const $0, $0; Set V15; \
+		Get R3; I32WrapI64; I32Const $0; I32Store $32; \
+		Loop; \
+			DEC; \
+			EVEN(V5); PY(0); I32x4DotI16x8S; ODD(V5); PY(16); I32x4DotI16x8S; I32x4Add; Set V2; \
+			EVEN(V7); PY(32); I32x4DotI16x8S; ODD(V7); PY(48); I32x4DotI16x8S; I32x4Add; Set V3; \
+			DXDY(R6); \
+			FMA8; \
+			MIN(R7, R3); \
+			ADD(R0, xsize); \
+			ADD(R11, 64); \
+			ADD(R6, 4); \
+			ADD(R7, 4); \
+			COUNTDOWN(R2); \
+		End; \
+		Get R3; I32WrapI64; Get V14; V128Store $0, $0; \
+		Get R3; I32WrapI64; Get V15; V128Store $0, $16; \
+		ADD(R3, 48); \
+		COUNTDOWN(R13); \
+	End
+
+// register use (q5_0RowAccN, …): R0 weight block, R1 block j of the first
+// activation, R2 blocks left, R6, R7 dy, sy of block j (first activation),
+// R12 the fp16 table; per activation R11 its split block, R4, R10 its dy
+// and sy, R13 its accumulators, R14 activations left, R5, R9 the strides
+// of the split activations and of dy, sy; V0, V1, V6, V7 the weights
+// (lo even, lo odd, hi even, hi odd) as int16, V5 scratch, V2, V3 the
+// lanes, V8 d·dy, V14, V15 the accumulators (FMA8's V4, V9..V13).
+
+// ROWACCN(DEC, MIN, xsize) is the body of a DotRowsN kernel: the row's
+// blocks decoded once, each against the k activations split one after
+// the other at yp (nb·64 bytes each, their dy and sy [k][nb]), fused-
+// multiply-added into activation i's 12 float32 at acc+48i.
+#define ROWACCN(DEC, MIN, xsize) \
+	I64Load x+0(FP); Set R0; \
+	I64Load yp+8(FP); Set R1; \
+	I64Load dy+16(FP); Set R6; \
+	I64Load sy+24(FP); Set R7; \
+	I64Load tab+32(FP); Set R12; \
+	I64Load nb+40(FP); Tee R2; I64Const $64; I64Mul; Set R5; \
+	Get R2; I64Const $4; I64Mul; Set R9; \
+	Loop; \
+		DEC; \
+		EVEN(V5); Set V0; ODD(V5); Set V1; EVEN(V7); Set V6; ODD(V7); Set V7; \
+		Get R1; Set R11; Get R6; Set R4; Get R7; Set R10; \
+		I64Load acc+56(FP); Set R13; \
+		I64Load k+48(FP); Set R14; \
+		Loop; \
+			Get V0; PY(0); I32x4DotI16x8S; Get V1; PY(16); I32x4DotI16x8S; I32x4Add; Set V2; \
+			Get V6; PY(32); I32x4DotI16x8S; Get V7; PY(48); I32x4DotI16x8S; I32x4Add; Set V3; \
+			Get R13; I32WrapI64; V128Load $0; Set V14; \
+			Get R13; I32WrapI64; V128Load $16; Set V15; \
+			DXDY(R4); \
+			FMA8; \
+			Get R13; I32WrapI64; Get V14; V128Store $0, $0; \
+			Get R13; I32WrapI64; Get V15; V128Store $0, $16; \
+			MIN(R10, R13); \
+			Get R11; Get R5; I64Add; Set R11; \
+			Get R4; Get R9; I64Add; Set R4; \
+			Get R10; Get R9; I64Add; Set R10; \
+			ADD(R13, 48); \
+			COUNTDOWN(R14); \
+		End; \
+		ADD(R0, xsize); \
+		ADD(R1, 64); \
+		ADD(R6, 4); \
+		ADD(R7, 4); \
+		COUNTDOWN(R2); \
+	End
+
+// func iq4NLRowSums(x, yp *byte, tab *int8, nb, rows int, out *int32)
+// sets out[rows*j+r] to row r's block j's Σ level·y (IQ4_NL rows at x,
+// the activation split by splitQ8_0 at yp, tab kvaluesIQ4NL); nb ≥ 1. A
+// dot lane adds two products of at most 127·128 in magnitude.
+TEXT ·iq4NLRowSums(SB), NOSPLIT, $0-48
+	I64Load x+0(FP); Set R0
+	I64Load out+40(FP); Set R14
+	I64Load rows+32(FP); Tee R13; I64Const $2; I64Shl; Set R15
+	I64Load tab+16(FP); I32WrapI64; V128Load $0; Set V0
+	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V15
+	Block
+	Get R13
+	I64Eqz
+	BrIf $0
+	Loop
+		I64Load yp+8(FP); Set R11
+		I64Load nb+24(FP); Set R2
+		Get R14; Set R3
+		Loop
+			NLLEVELS
+			EVEN(V2); PY(0); I32x4DotI16x8S
+			ODD(V2); PY(16); I32x4DotI16x8S; I32x4Add
+			EVEN(V3); PY(32); I32x4DotI16x8S; I32x4Add
+			ODD(V3); PY(48); I32x4DotI16x8S; I32x4Add
+			Set V4
+			Get R3; I32WrapI64; HSUM(V4); I32Store $0
+			ADD(R0, 18)
+			ADD(R11, 64)
+			Get R3; Get R15; I64Add; Set R3
+			COUNTDOWN(R2)
+		End
+		ADD(R14, 4)
+		COUNTDOWN(R13)
+	End
+	End
+	RET
+
 // func iq4NLRowSumsN(x, yq *byte, tab *int8, nb, quads int, out *int32)
 // sets out[16j+4q+l] to the IQ4_NL row at x's block j's Σ level·y
 // against activation l of quad q < quads (1..4, prepared by
@@ -135,20 +293,6 @@ TEXT ·iq4NLRowSumsN(SB), NOSPLIT, $0-48
 		COUNTDOWN(R2)
 	End
 	RET
-
-// ---- the float part ----
-
-// FMACHECK pushes, for the float64 sums in v, all ones where a sum is a
-// float32 midpoint (its 29 low bits 1<<28) or below float32's normal
-// range (V12, V13, V14 the constants): only there can rounding the sum to
-// float32 differ from rounding the exact p+a (see fma32Fast).
-#define FMACHECK(v) \
-	Get v; Get V12; V128And; Get V13; I64x2Eq; \
-	Get v; F64x2Abs; Get V14; F64x2Lt; V128Or
-#define FMACONSTS \
-	V128Const $0x1fffffff, $0x1fffffff; Set V12; \
-	V128Const $0x10000000, $0x10000000; Set V13; \
-	V128Const $0x3810000000000000, $0x3810000000000000; Set V14
 
 // func fmaLanes(s *int32, d *float32, n, stride int, acc *[4]float32)
 // sets each lane l of acc to fma32(float32(s_i[l]), d_i[l], acc[l]) for
@@ -199,4 +343,66 @@ TEXT ·fmaLanes(SB), NOSPLIT, $0-40
 	End
 	End
 	I64Load acc+32(FP); I32WrapI64; Get V0; V128Store $0, $0
+	RET
+
+// func splitQ8(dst, src *byte, nb, stride int)
+// splits the 32 int8 quants of the nb blocks of stride bytes at src
+// (pointing at the first block's quants) into 64 bytes each at dst.
+TEXT ·splitQ8(SB), NOSPLIT, $0-32
+	I64Load dst+0(FP); Set R0
+	I64Load src+8(FP); Set R1
+	I64Load nb+16(FP); Set R2
+	I64Load stride+24(FP); Set R3
+	Block
+	Get R2
+	I64Eqz
+	BrIf $0
+	Loop
+		Get R1; I32WrapI64; V128Load $0; Set V1
+		Get R1; I32WrapI64; V128Load $16; Set V2
+		Get R0; I32WrapI64; EVEN(V1); V128Store $0, $0
+		Get R0; I32WrapI64; ODD(V1); V128Store $0, $16
+		Get R0; I32WrapI64; EVEN(V2); V128Store $0, $32
+		Get R0; I32WrapI64; ODD(V2); V128Store $0, $48
+		ADD(R0, 64)
+		Get R1; Get R3; I64Add; Set R1
+		COUNTDOWN(R2)
+	End
+	End
+	RET
+
+// func q5_0RowsAcc(x, yp *byte, dy, sy, tab *float32, nb, rows int, acc *float32)
+// is the DotRows body for Q5_0 rows (sy unused); nb, rows ≥ 1.
+TEXT ·q5_0RowsAcc(SB), NOSPLIT, $0-64
+	ROWSACC(DEC50, NOMIN, 22)
+	RET
+
+// func q5_1RowsAcc(x, yp *byte, dy, sy, tab *float32, nb, rows int, acc *float32)
+// is the DotRows body for Q5_1 rows.
+TEXT ·q5_1RowsAcc(SB), NOSPLIT, $0-64
+	ROWSACC(DEC51, MINFMA, 24)
+	RET
+
+// func q4_1RowsAcc(x, yp *byte, dy, sy, tab *float32, nb, rows int, acc *float32)
+// is the DotRows body for Q4_1 rows.
+TEXT ·q4_1RowsAcc(SB), NOSPLIT, $0-64
+	ROWSACC(DEC41, MINFMA, 20)
+	RET
+
+// func q5_0RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+// is the DotRowsN body for a Q5_0 row (sy unused); nb, k ≥ 1.
+TEXT ·q5_0RowAccN(SB), NOSPLIT, $0-64
+	ROWACCN(DEC50, NOMIN, 22)
+	RET
+
+// func q5_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+// is the DotRowsN body for a Q5_1 row.
+TEXT ·q5_1RowAccN(SB), NOSPLIT, $0-64
+	ROWACCN(DEC51, MINFMA, 24)
+	RET
+
+// func q4_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+// is the DotRowsN body for a Q4_1 row.
+TEXT ·q4_1RowAccN(SB), NOSPLIT, $0-64
+	ROWACCN(DEC41, MINFMA, 20)
 	RET
