@@ -133,13 +133,13 @@ func q5_1RowsAcc(x, yp *byte, dy, sy, tab *float32, nb, rows int, acc *float32)
 func q4_1RowsAcc(x, yp *byte, dy, sy, tab *float32, nb, rows int, acc *float32)
 
 //go:noescape
-func q5_0RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+func q5_0RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32, wd *[32]int16)
 
 //go:noescape
-func q5_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+func q5_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32, wd *[32]int16)
 
 //go:noescape
-func q4_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+func q4_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32, wd *[32]int16)
 
 // q5Acc is the room of one row's (or activation's) sums in the Q5_0, Q5_1
 // and Q4_1 kernels: 8 lanes, the min sum, padding.
@@ -237,6 +237,7 @@ func dotRowsNQ5(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int
 	var yp [dotRowsNPrep]byte
 	var dy, sy [maxBlocks]float32
 	var acc [MaxDotN * q5Acc]float32
+	var wd [32]int16 // a block's weights 16..31, split
 	for len(acts) > 0 {
 		k := min(len(acts), MaxDotN, maxBlocks/nb)
 		for i, a := range acts[:k] {
@@ -247,11 +248,11 @@ func dotRowsNQ5(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int
 			x := &w[r*rowBytes]
 			switch t {
 			case Q5_0:
-				q5_0RowAccN(x, &yp[0], &dy[0], &sy[0], tab, nb, k, &acc[0])
+				q5_0RowAccN(x, &yp[0], &dy[0], &sy[0], tab, nb, k, &acc[0], &wd)
 			case Q5_1:
-				q5_1RowAccN(x, &yp[0], &dy[0], &sy[0], tab, nb, k, &acc[0])
+				q5_1RowAccN(x, &yp[0], &dy[0], &sy[0], tab, nb, k, &acc[0], &wd)
 			default:
-				q4_1RowAccN(x, &yp[0], &dy[0], &sy[0], tab, nb, k, &acc[0])
+				q4_1RowAccN(x, &yp[0], &dy[0], &sy[0], tab, nb, k, &acc[0], &wd)
 			}
 			for i := range k {
 				outs[i][at+r] = q5Result(acc[i*q5Acc:], mins)

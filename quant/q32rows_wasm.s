@@ -71,13 +71,19 @@
 
 // ---- the float part ----
 
-// FMACHECK pushes, for the float64 sums in v, all ones where a sum is a
-// float32 midpoint (its 29 low bits 1<<28) or below float32's normal
-// range (V12, V13, V14 the constants): only there can rounding the sum to
-// float32 differ from rounding the exact p+a (see fma32Fast).
-#define FMACHECK(v) \
+// FMACHECK pushes, for the float64 sums s = p+a in v (products p, addends
+// a), all ones where s is a float32 midpoint (its 29 low bits 1<<28) or
+// below float32's normal range (V12, V13, V14 the constants) and is not
+// p+a exactly (TwoSum's error, t scratch): only there can rounding s to
+// float32 differ from rounding the exact p+a (see fma32Fast). (The
+// products of short scales, such as two fp16 ones, are often exact
+// midpoints: those need no exact step.)
+#define FMACHECK(v, p, a, t) \
+	Get v; Get p; F64x2Sub; Set t; \
+	Get p; Get v; Get t; F64x2Sub; F64x2Sub; Get a; Get t; F64x2Sub; F64x2Add; \
+	V128Const $0, $0; F64x2Ne; \
 	Get v; Get V12; V128And; Get V13; I64x2Eq; \
-	Get v; F64x2Abs; Get V14; F64x2Lt; V128Or
+	Get v; F64x2Abs; Get V14; F64x2Lt; V128Or; V128And
 #define FMACONSTS \
 	V128Const $0x1fffffff, $0x1fffffff; Set V12; \
 	V128Const $0x10000000, $0x10000000; Set V13; \
@@ -87,7 +93,7 @@
 // Summed in ggml's x86 order as q5_wasm.s sums them (see there): per
 // block, int32 lane i of the two halves holds the products of weights
 // 4i..4i+3 and 16+4i..16+4i+3, each lane added to its accumulator by
-// FMA8 (simd_wasm.h) with the block's d·dy; Q5_1's and Q4_1's min terms
+// FMA8M or FMA8X (below) with the block's d·dy; Q5_1's and Q4_1's min terms
 // m·s go to their own sum, by a fused multiply-add each (MINFMA). Their activations are split once per call (splitQ8: for each block,
 // the even then the odd int16 of activations 0..15, then of 16..31).
 
@@ -137,10 +143,54 @@
 	Get racc; I32WrapI64; F32Load $32; F64PromoteF32; F64Add; F32DemoteF64; F32Store $32
 #define NOMIN(rs, racc)
 
+// FMA8M and FMA8X are simd_wasm.h's FMA8 for these formats: their
+// products d·lane and accumulators are multiples of 2^-48 (d·dy is a
+// product of two fp16 values, the lanes integers, and rounding to float32
+// keeps a multiple of 2^-48 one), so a float64 sum is 0 or at least 2^-48
+// in magnitude, never below float32's normals: only a sum on a float32
+// midpoint can round differently from the exact p+a. FMA8M takes the exact
+// steps (FMA4) where a sum is a midpoint; FMA8X only where it is one
+// inexactly (TwoSum's error: d·dy times a short lane sum often lands
+// exactly on a midpoint). FMA8M measured faster for one activation, FMA8X
+// for a batch. They use V4..V7 and V9..V13 as scratch, V8 as d (an f64x2
+// splat), V2, V3 the lanes, V14, V15 the accumulators.
+#define ESUM(lanes, acc) \
+	Get acc; F64x2PromoteLowF32x4; Set V5; \
+	Get lanes; F64x2ConvertLowI32x4S; Get V8; F64x2Mul; Set V6; \
+	Get V6; Get V5; F64x2Add; Set V11
+#define ESUMHI(lanes, acc) \
+	Get acc; HIHALF; F64x2PromoteLowF32x4; Set V5; \
+	Get lanes; HIHALF; F64x2ConvertLowI32x4S; Get V8; F64x2Mul; Set V6; \
+	Get V6; Get V5; F64x2Add; Set V11
+#define MIDPOINT Get V11; V128Const $0x1fffffff, $0x1fffffff; V128And; V128Const $0x10000000, $0x10000000; I64x2Eq
+#define CHECKM MIDPOINT; Get V13; V128Or; Set V13
+#define CHECKX \
+	Get V11; Get V6; F64x2Sub; Set V7; \
+	Get V6; Get V11; Get V7; F64x2Sub; F64x2Sub; Get V5; Get V7; F64x2Sub; F64x2Add; \
+	V128Const $0, $0; F64x2Ne; MIDPOINT; V128And; \
+	Get V13; V128Or; Set V13
+#define FASTE4(CHECK, lanes, acc, out) \
+	ESUM(lanes, acc); CHECK; Get V11; F32x4DemoteF64x2Zero; Set V4; \
+	ESUMHI(lanes, acc); CHECK; Get V11; F32x4DemoteF64x2Zero; TOHIGH; Get V4; V128Or; Set out
+#define FMA8E(CHECK) \
+	V128Const $0, $0; Set V13; \
+	FASTE4(CHECK, V2, V14, V9); \
+	FASTE4(CHECK, V3, V15, V10); \
+	Get V13; V128AnyTrue; \
+	If; \
+		FMA4(V2, V14); \
+		FMA4(V3, V15); \
+	Else; \
+		Get V9; Set V14; \
+		Get V10; Set V15; \
+	End
+#define FMA8M FMA8E(CHECKM)
+#define FMA8X FMA8E(CHECKX)
+
 // register use (q5_0RowsAcc, …): R0 weight block, R11 prepared block, R2
 // blocks left in the row, R13 rows left, R3 the row's accumulators, R6 dy,
 // R7 sy, R12 the fp16 table; V1, V6 scratch, V5, V7 the quants, V2, V3 the
-// lanes, V8 d·dy, V14, V15 the accumulators (FMA8's V4, V9..V13).
+// lanes, V8 d·dy, V14, V15 the accumulators (FMA8M's V4..V7, V9..V13).
 
 // ROWSACC(DEC, MIN, xsize) is the body of a DotRows kernel: for each of
 // the rows (consecutive at x) the nb blocks' lanes against the split
@@ -164,7 +214,7 @@
 			EVEN(V5); PY(0); I32x4DotI16x8S; ODD(V5); PY(16); I32x4DotI16x8S; I32x4Add; Set V2; \
 			EVEN(V7); PY(32); I32x4DotI16x8S; ODD(V7); PY(48); I32x4DotI16x8S; I32x4Add; Set V3; \
 			DXDY(R6); \
-			FMA8; \
+			FMA8M; \
 			MIN(R7, R3); \
 			ADD(R0, xsize); \
 			ADD(R11, 64); \
@@ -179,12 +229,12 @@
 	End
 
 // register use (q5_0RowAccN, …): R0 weight block, R1 block j of the first
-// activation, R2 blocks left, R6, R7 dy, sy of block j (first activation),
-// R12 the fp16 table; per activation R11 its split block, R4, R10 its dy
-// and sy, R13 its accumulators, R14 activations left, R5, R9 the strides
-// of the split activations and of dy, sy; V0, V1, V6, V7 the weights
-// (lo even, lo odd, hi even, hi odd) as int16, V5 scratch, V2, V3 the
-// lanes, V8 d·dy, V14, V15 the accumulators (FMA8's V4, V9..V13).
+// activation, R2 blocks left, R3 wd, R6, R7 dy, sy of block j (first
+// activation), R12 the fp16 table; per activation R11 its split block,
+// R4, R10 its dy and sy, R13 its accumulators, R14 activations left, R5,
+// R9 the strides of the split activations and of dy, sy; V0, V1 the
+// weights 0..15 (even, odd) as int16, those of 16..31 at wd, V2, V3 the
+// lanes, V8 d·dy, V14, V15 the accumulators (FMA8X's V4..V7, V9..V13).
 
 // ROWACCN(DEC, MIN, xsize) is the body of a DotRowsN kernel: the row's
 // blocks decoded once, each against the k activations split one after
@@ -198,19 +248,23 @@
 	I64Load tab+32(FP); Set R12; \
 	I64Load nb+40(FP); Tee R2; I64Const $64; I64Mul; Set R5; \
 	Get R2; I64Const $4; I64Mul; Set R9; \
+	I64Load wd+64(FP); Set R3; \
 	Loop; \
 		DEC; \
-		EVEN(V5); Set V0; ODD(V5); Set V1; EVEN(V7); Set V6; ODD(V7); Set V7; \
+		EVEN(V5); Set V0; ODD(V5); Set V1; \
+		Get R3; I32WrapI64; EVEN(V7); V128Store $0, $0; \
+		Get R3; I32WrapI64; ODD(V7); V128Store $0, $16; \
 		Get R1; Set R11; Get R6; Set R4; Get R7; Set R10; \
 		I64Load acc+56(FP); Set R13; \
 		I64Load k+48(FP); Set R14; \
 		Loop; \
 			Get V0; PY(0); I32x4DotI16x8S; Get V1; PY(16); I32x4DotI16x8S; I32x4Add; Set V2; \
-			Get V6; PY(32); I32x4DotI16x8S; Get V7; PY(48); I32x4DotI16x8S; I32x4Add; Set V3; \
+			Get R3; I32WrapI64; V128Load $0; PY(32); I32x4DotI16x8S; \
+			Get R3; I32WrapI64; V128Load $16; PY(48); I32x4DotI16x8S; I32x4Add; Set V3; \
 			Get R13; I32WrapI64; V128Load $0; Set V14; \
 			Get R13; I32WrapI64; V128Load $16; Set V15; \
 			DXDY(R4); \
-			FMA8; \
+			FMA8X; \
 			Get R13; I32WrapI64; Get V14; V128Store $0, $0; \
 			Get R13; I32WrapI64; Get V15; V128Store $0, $16; \
 			MIN(R10, R13); \
@@ -299,7 +353,7 @@ TEXT ·iq4NLRowSumsN(SB), NOSPLIT, $0-48
 // i = 0..n-1 in order, s_i and d_i the four int32 and float32 at s and d
 // plus i·stride bytes: the products are exact in float64 (the sums are
 // below 2^24 in magnitude, exact in float32), the float64 sums p+a rounded
-// to float32 unless one is a midpoint or tiny (FMACHECK), then all four
+// to float32 unless one is an inexact midpoint or tiny (FMACHECK), then all four
 // rounded as fma32 does (simd_wasm.h's FMAHALF). n ≥ 0.
 //
 // register use: R0 s_i, R1 d_i, R2 terms left, R3 the stride; V0 the
@@ -326,7 +380,7 @@ TEXT ·fmaLanes(SB), NOSPLIT, $0-40
 		Get V1; HIHALF; F64x2PromoteLowF32x4; Get V2; HIHALF; F64x2PromoteLowF32x4; F64x2Mul; Set V8
 		Get V0; HIHALF; F64x2PromoteLowF32x4; Set V3
 		Get V8; Get V3; F64x2Add; Set V4
-		FMACHECK(V7); FMACHECK(V4); V128Or; V128AnyTrue
+		FMACHECK(V7, V5, V6, V9); FMACHECK(V4, V8, V3, V9); V128Or; V128AnyTrue
 		If
 			Get V5; Set V9; Get V6; Set V10
 			FMAHALF; Set V15
@@ -389,20 +443,20 @@ TEXT ·q4_1RowsAcc(SB), NOSPLIT, $0-64
 	ROWSACC(DEC41, MINFMA, 20)
 	RET
 
-// func q5_0RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+// func q5_0RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32, wd *[32]int16)
 // is the DotRowsN body for a Q5_0 row (sy unused); nb, k ≥ 1.
-TEXT ·q5_0RowAccN(SB), NOSPLIT, $0-64
+TEXT ·q5_0RowAccN(SB), NOSPLIT, $0-72
 	ROWACCN(DEC50, NOMIN, 22)
 	RET
 
-// func q5_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+// func q5_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32, wd *[32]int16)
 // is the DotRowsN body for a Q5_1 row.
-TEXT ·q5_1RowAccN(SB), NOSPLIT, $0-64
+TEXT ·q5_1RowAccN(SB), NOSPLIT, $0-72
 	ROWACCN(DEC51, MINFMA, 24)
 	RET
 
-// func q4_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32)
+// func q4_1RowAccN(x, yp *byte, dy, sy, tab *float32, nb, k int, acc *float32, wd *[32]int16)
 // is the DotRowsN body for a Q4_1 row.
-TEXT ·q4_1RowAccN(SB), NOSPLIT, $0-64
+TEXT ·q4_1RowAccN(SB), NOSPLIT, $0-72
 	ROWACCN(DEC41, MINFMA, 20)
 	RET

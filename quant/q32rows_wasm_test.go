@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -78,4 +79,55 @@ func TestFMALanes(t *testing.T) {
 		t.Error("no halfway case trips the float64 sum: the cases test nothing")
 	}
 	t.Logf("%d of 20000 halfway cases round the float64 sum wrongly", twice)
+}
+
+// TestQ5_0DoubleRoundingRows is TestQ5_0DoubleRounding for the DotRows and
+// DotRowsN kernels: rows whose second block's fused multiply-add lands in
+// float64 on a float32 midpoint, inexactly (lane 0: 64 + 2^-18 + 2^-48,
+// which rounds to 64 + 2^-17), among rows that do not, against one and
+// several activations.
+func TestQ5_0DoubleRoundingRows(t *testing.T) {
+	w := make([]byte, 2*q5_0Bytes)
+	act := make([]byte, 2*q8_0Bytes)
+	for b := range 2 {
+		binary.LittleEndian.PutUint32(w[b*q5_0Bytes+2:], 0xffffffff)
+	}
+	binary.LittleEndian.PutUint16(w, 0x3c00)
+	binary.LittleEndian.PutUint16(act, 0x3c00)
+	w[6] = 1
+	act[2] = 64
+	x, y := w[q5_0Bytes:], act[q8_0Bytes:]
+	binary.LittleEndian.PutUint16(x, 533)
+	binary.LittleEndian.PutUint16(y, 305)
+	qh := binary.LittleEndian.Uint32(x[2:]) &^ 0b11
+	binary.LittleEndian.PutUint32(x[2:], qh)
+	x[6+2], x[6+3] = 15, 12
+	for i, v := range []int8{-127, -127, 127, 53} {
+		y[2+i] = byte(v)
+	}
+	want := float32(64 + 0x1p-17)
+	rng := rand.New(rand.NewPCG(7, 8))
+	const rows = 7
+	m := randBlocks(rng, Q5_0, 2*rows)
+	for _, r := range []int{0, 3, 6} {
+		copy(m[r*len(w):], w)
+	}
+	acts := [][]byte{act, randBlocks(rng, Q8_0, 2), act}
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		tr := ks.traits(Q5_0)
+		out := make([]float32, rows)
+		tr.MatVec(2*qk, m, act, out)
+		outs := [][]float32{make([]float32, rows), make([]float32, rows), make([]float32, rows)}
+		tr.MatMul(2*qk, m, acts, outs, 0)
+		for _, r := range []int{0, 3, 6} {
+			if out[r] != want {
+				t.Errorf("MatVec row %d: %g (%#x), want %g", r, out[r], math.Float32bits(out[r]), want)
+			}
+			for _, i := range []int{0, 2} {
+				if outs[i][r] != want {
+					t.Errorf("MatMul row %d activation %d: %g (%#x), want %g", r, i, outs[i][r], math.Float32bits(outs[i][r]), want)
+				}
+			}
+		}
+	})
 }
