@@ -15,8 +15,9 @@ package quant
 // block once into a scratch block and dot that with every activation. The
 // float part is the reference's, lane by lane: the blocks' d·yd come from
 // here (the fp16 conversions), the fused multiply-adds are emulated exactly
-// in the asm (FMA8), and Q5_K's min sums, one float32 chain per activation,
-// are added here with fma32.
+// in the asm (FMA8), and Q5_K's min sums, one float32 chain per activation
+// (or row), are added here by fmaLanes, four chains side by side
+// (q5KMins; one at a time with fma32 for Dot).
 
 // x86Decoded is the size of a decoded block (the row kernels' scratch):
 // the 256 weights' quants times their scales as int16 lanes, then 16 int16
@@ -71,9 +72,10 @@ func prepareQ8_KX86(yp, act []byte, nb int) {
 // activations prepared at yp (yd[nb·i + j]: activation i's block j's
 // scale) to acc[i] and, for Q5_K, sm[i] (the min sums), with the row
 // kernel of t (for one activation the one that dots each block as it
-// decodes it); d and ms are scratch of 2·nb·k and nb·k values. (The row
-// kernels are called by name: through a func value the stack arrays would
-// escape.)
+// decodes it); d and ms are scratch of 2·nb·k and nb·k values, sc
+// q5KMins' room (nil: Q5_K's min sums one fma32 at a time, for Dot). (The
+// row kernels are called by name: through a func value the stack arrays
+// would escape.)
 func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxDotN][8]float32, sm *[MaxDotN]float32, d []float32, ms []int32, wd *[x86Decoded]byte, sc *x86Scratch) {
 	yd, d = yd[:k*nb], d[:2*k*nb]
 	switch t {
@@ -234,7 +236,8 @@ func x86Dot(t Type, n int, w, act []byte) float32 {
 }
 
 // x86Rows is the DotRows kernel of t: the activation prepared once, then
-// the row kernel per row; rows longer than dotRowsMaxCols take Dot.
+// the row kernel per row (for Q5_K four rows at a time, q5KRows); rows
+// longer than dotRowsMaxCols take Dot.
 func x86Rows(t Type, n int, w, act []byte, out []float32) {
 	nb := n / qkK
 	size := x86Size(t)

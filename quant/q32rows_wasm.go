@@ -6,13 +6,23 @@ import "simd/archsimd"
 
 // The wasm SIMD128 DotRows and DotRowsN kernels of the 32-weight formats
 // whose references add each block's terms by fused multiply-adds (fma32):
-// IQ4_NL. The activations are prepared once per call as Q8_0's kernels
+// IQ4_NL, Q5_0, Q5_1 and Q4_1 (kernels_wasm.go; their Dot kernels are in
+// iq4_nl_wasm.go and q5_wasm.go).
+//
+// IQ4_NL: the activations are prepared once per call as Q8_0's kernels
 // prepare theirs (splitQ8_0 for one activation; prepQ8_0Quad, four to a
 // vector, for a batch); the asm (q32rows_wasm.s) computes each block's
 // exact integer sums, and fmaLanes adds them times the blocks' scales to
 // four float32 lanes (four rows for DotRows, four activations for
 // DotRowsN) in block order with the reference's fused multiply-adds,
 // emulated exactly, so every result is bit-identical to the Dot's.
+//
+// Q5_0, Q5_1, Q4_1 (ggml's x86 order, eight lanes per block): the
+// activations are split once per call (splitQ8), then the asm decodes each
+// weight block once and adds its lanes to each row's (DotRows) or
+// activation's (DotRowsN) eight float32 accumulators with the exact fused
+// multiply-adds (FMA8M, FMA8X), and the min terms to their own sum;
+// hsumX86 of the lanes plus that sum is the Dot's result.
 
 //go:noescape
 func iq4NLRowSums(x, yp *byte, tab *int8, nb, rows int, out *int32)

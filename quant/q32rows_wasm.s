@@ -4,11 +4,14 @@
 #include "simd_wasm.h"
 #include "quads_wasm.h"
 
-// The integer parts of the wasm SIMD128 DotRows and DotRowsN kernels of
-// the 32-weight formats summed with fused multiply-adds (q32rows_wasm.go),
-// and fmaLanes, their float part. The activations are prepared as for
-// Q8_0 (splitQ8_0, prepQ8_0Quad in dotrows_wasm.s, quads_wasm.s); a weight
-// block is decoded to int8 quants, then dotted as Q8_0's are.
+// The wasm SIMD128 DotRows and DotRowsN kernels of the 32-weight formats
+// summed with fused multiply-adds (q32rows_wasm.go). IQ4_NL: the integer
+// parts here, the float part by fmaLanes; its activations are prepared as
+// for Q8_0 (splitQ8_0, prepQ8_0Quad in dotrows_wasm.s, quads_wasm.s), a
+// weight block decoded to int8 levels, then dotted as Q8_0's are. Q5_0,
+// Q5_1, Q4_1: the whole dot, see below. (Every macro comes before the
+// first TEXT: go vet reads the arguments a macro names as those of the
+// function above it.)
 
 // PY pushes the 8 prepared int16 activations at R11+off.
 #define PY(off) Get R11; I32WrapI64; V128Load $(off)
