@@ -85,10 +85,23 @@ func dotF16SIMD128(n int, w, act []byte) float32 {
 func widenF16SIMD128(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := 0; i+8 <= len(dst); i += 8 {
-		b := (*[16]byte)(src[2*i:])
-		f16x4At(b, false).StoreArray((*[4]float32)(dst[i:]))
-		f16x4At(b, true).StoreArray((*[4]float32)(dst[i+4:]))
+		h := loadU8((*[16]byte)(src[2*i:])).ReshapeToUint16s()
+		widenF16x4(h.ExtendLo4ToUint32()).StoreArray((*[4]float32)(dst[i:]))
+		widenF16x4(h.ExtendHi4ToUint32()).StoreArray((*[4]float32)(dst[i+4:]))
 	}
+}
+
+// widenF16x4 is fp16x4 in fewer operations: the exponent and mantissa bits
+// moved to their float32 places read as a float32 are the fp16 value
+// times 2^-112, exactly (a subnormal fp16 value becomes a subnormal
+// float32), and the multiplication by 2^112 is exact; infinities and NaNs
+// get the all-ones exponent (the NaN payload kept); the sign is or-ed in
+// last.
+func widenF16x4(u archsimd.Uint32x4) archsimd.Float32x4 {
+	em := u.And(archsimd.BroadcastUint32x4(0x7fff)).ShiftAllLeft(13)
+	bits := em.BitsToFloat32().Mul(archsimd.BroadcastFloat32x4(0x1p112)).ToBits()
+	bits = em.Or(archsimd.BroadcastUint32x4(0x7f800000)).IfElse(em.GreaterEqual(archsimd.BroadcastUint32x4(0x7c00<<13)), bits)
+	return bits.Or(u.And(archsimd.BroadcastUint32x4(0x8000)).ShiftAllLeft(16)).BitsToFloat32()
 }
 
 // laneDots32SIMD128 adds the products x[i]·y[i] to the 32 running sums
