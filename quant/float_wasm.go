@@ -9,21 +9,11 @@ import "simd/archsimd"
 // Each keeps the references' 32 running sums in eight four-lane vectors
 // (sum k in lane k%4 of vector k/4), so the lanes add the same products in
 // the same order, and reduces them as the references do. fp16 values widen
-// as fp16x4 (simd128_wasm.go) does, exactly; bfloat16 values are the top
-// halves of float32s.
+// exactly (widenF16x4); bfloat16 values are the top halves of float32s.
 
 // floatChunk is how many elements the F16 kernels widen at a time (a
 // multiple of 32: 2 KB of float32 on the stack).
 const floatChunk = 512
-
-// f16x4At widens the four fp16 values at b[0:8] (lo) or b[8:16] (hi).
-func f16x4At(b *[16]byte, hi bool) archsimd.Float32x4 {
-	h := loadU8(b).ReshapeToUint16s()
-	if hi {
-		return fp16x4(h.ExtendHi4ToUint32())
-	}
-	return fp16x4(h.ExtendLo4ToUint32())
-}
 
 // bf16x4At widens the four bfloat16 values at b[0:8] (lo) or b[8:16] (hi).
 func bf16x4At(b *[16]byte, hi bool) archsimd.Float32x4 {
