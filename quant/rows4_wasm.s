@@ -1,0 +1,143 @@
+//go:build goexperiment.simd
+
+#include "textflag.h"
+#include "simd_wasm.h"
+
+// The wasm SIMD128 DotRows kernels of Q8_0 and Q4_0 (dotRowsQ8_0Acts in
+// dotrows_wasm.go), the activation split by splitQ8_0 (dotrows_wasm.s).
+// (Every macro comes before the first TEXT: go vet reads the arguments a
+// macro names as those of the function above it.)
+//
+// Their blocks are 32 weights, so a block's integer sum is reduced across
+// lanes for every row and block, and its float part is per block too. The
+// row kernels take four rows a pass, block by block: each row's int32
+// lanes of the block (as in q8_0_wasm.s), the four vectors reduced
+// together into one vector of the four rows' sums (REDUCE4), then the
+// block's term of each row computed in that row's lane with the
+// reference's IEEE operations, float32(Σ)·float32(dx·dy), and added to the
+// lane's running sum: the four rows' results are the four lanes, each one
+// bit-identical to the row's Dot.
+//
+// register use (q8_0Rows4, q4_0Rows4): R0, R4, R5, R6 the four rows'
+// weight blocks (R15 = rowBytes apart), R11 the prepared activation block,
+// R1 its float32 scale, R3 its sum (Q4_0), R2 blocks left, R12 groups of
+// four rows left, R13 the fp16 table, R14 the output; V1 the four rows'
+// running sums, V5..V8 their int32 block lanes, V2, V3 weights, V0 Q4_0's
+// nibble mask, V9 the low int32 of each int64 lane, V10 the low int64
+// lane, V11 the swizzle that swaps the int64 lanes.
+
+// PY pushes the 8 prepared int16 activations at R11+off (splitQ8_0).
+#define PY(off) Get R11; I32WrapI64; V128Load $(off)
+
+// LO16 / HI16 push the int32 lanes of Σ q·y over the low / high nibbles
+// of vector rv against the prepared activations at R11+p (V0 the int16
+// nibble mask).
+#define LO16(rv, p) \
+	Get rv; Get V0; V128And; PY(p); I32x4DotI16x8S; \
+	Get rv; I32Const $8; I16x8ShrU; Get V0; V128And; PY(p+16); I32x4DotI16x8S; \
+	I32x4Add
+#define HI16(rv, p) \
+	Get rv; I32Const $4; I16x8ShrU; Get V0; V128And; PY(p); I32x4DotI16x8S; \
+	Get rv; I32Const $12; I16x8ShrU; PY(p+16); I32x4DotI16x8S; \
+	I32x4Add
+
+// ROWQ8 sets dst to the int32 lanes of Σ x·y of the Q8_0 block at r.
+#define ROWQ8(r, dst) \
+	Get r; I32WrapI64; V128Load $2; Set V2; \
+	Get r; I32WrapI64; V128Load $18; Set V3; \
+	EVEN(V2); PY(0); I32x4DotI16x8S; \
+	ODD(V2); PY(16); I32x4DotI16x8S; I32x4Add; \
+	EVEN(V3); PY(32); I32x4DotI16x8S; I32x4Add; \
+	ODD(V3); PY(48); I32x4DotI16x8S; I32x4Add; \
+	Set dst
+
+// ROWQ4 sets dst to the int32 lanes of Σ q·y of the Q4_0 block at r (its
+// quants 0..15; the offset of 8 is taken off with the activation's sum).
+// (Products of nibbles and int8 are at most 1920 in magnitude.)
+#define ROWQ4(r, dst) \
+	Get r; I32WrapI64; V128Load $2; Set V2; \
+	LO16(V2, 0); HI16(V2, 32); I32x4Add; Set dst
+
+// PAIRS4 sets a to [a0+a1, b0+b1, a2+a3, b2+b3].
+#define PAIRS4(a, b) \
+	Get a; Get a; I32Const $32; I64x2ShrU; I32x4Add; \
+	Get b; Get b; I32Const $32; I64x2Shl; I32x4Add; \
+	Get V9; V128Bitselect; Set a
+
+// REDUCE4 pushes [ΣV5, ΣV6, ΣV7, ΣV8] (wrapping int32 adds): pairs of
+// lanes added and merged, then each int64 half added to the other one.
+#define REDUCE4 \
+	PAIRS4(V5, V6); PAIRS4(V7, V8); \
+	Get V5; Get V5; Get V11; I8x16Swizzle; I32x4Add; \
+	Get V7; Get V7; Get V11; I8x16Swizzle; I32x4Add; \
+	Get V10; V128Bitselect
+
+// DX pushes the float32 of the fp16 scale at the start of the block at r
+// (through fp16ToFP32Table at R13).
+#define DX(r) Get R13; Get r; I32WrapI64; I64Load16U $0; I64Const $2; I64Shl; I64Add; I32WrapI64; F32Load $0
+
+// FLOAT4 adds float32(sums)·float32(dx·dy) of the pushed int32 sums of
+// the four rows' blocks to V1 (dx their fp16 scales, through the table).
+#define FLOAT4 \
+	F32x4ConvertI32x4S; \
+	DX(R0); F32x4Splat; DX(R4); F32x4ReplaceLane $0, $1; DX(R5); F32x4ReplaceLane $0, $2; DX(R6); F32x4ReplaceLane $0, $3; \
+	Get R1; I32WrapI64; F32Load $0; F32x4Splat; F32x4Mul; \
+	F32x4Mul; Get V1; F32x4Add; Set V1
+
+// ROWS4 is the body of q8_0Rows4 and q4_0Rows4: for each group of four
+// rows, each block's four integer sums (rowq for each row, then bias),
+// its float part, and the group's four results stored at R14.
+#define ROWS4(xsize, rowq, bias) \
+	I64Load x+0(FP); Set R0; \
+	I64Load rowBytes+48(FP); Set R15; \
+	I64Load groups+56(FP); Set R12; \
+	I64Load tab+32(FP); Set R13; \
+	I64Load out+64(FP); Set R14; \
+	V128Const $0x000f000f000f000f, $0x000f000f000f000f; Set V0; \
+	V128Const $0x00000000ffffffff, $0x00000000ffffffff; Set V9; \
+	V128Const $-1, $0; Set V10; \
+	V128Const $0x0f0e0d0c0b0a0908, $0x0706050403020100; Set V11; \
+	Block; \
+	Get R12; I64Eqz; BrIf $0; \
+	Loop; \
+		Get R0; Get R15; I64Add; Set R4; \
+		Get R4; Get R15; I64Add; Set R5; \
+		Get R5; Get R15; I64Add; Set R6; \
+		I64Load yp+8(FP); Set R11; \
+		I64Load yd+16(FP); Set R1; \
+		I64Load ysum+24(FP); Set R3; \
+		I64Load nb+40(FP); Set R2; \
+		V128Const $0, $0; Set V1; \
+		Loop; \
+			rowq(R0, V5); rowq(R4, V6); rowq(R5, V7); rowq(R6, V8); \
+			REDUCE4; bias; FLOAT4; \
+			ADD(R0, xsize); ADD(R4, xsize); ADD(R5, xsize); ADD(R6, xsize); \
+			ADD(R11, 64); ADD(R1, 4); ADD(R3, 4); \
+			COUNTDOWN(R2); \
+		End; \
+		Get R14; I32WrapI64; Get V1; V128Store $0, $0; \
+		ADD(R14, 16); \
+		Get R6; Set R0; \
+		COUNTDOWN(R12); \
+	End; \
+	End
+
+// NOBIAS leaves Q8_0's sums as they are; BIAS8 takes 8·Σy off Q4_0's.
+#define NOBIAS
+#define BIAS8 Get R3; I32WrapI64; I32Load $0; I32Const $3; I32Shl; I32x4Splat; I32x4Sub
+
+// func q8_0Rows4(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32)
+// sets out[4g+i] to the dot of Q8_0 row 4g+i (rows of nb ≥ 1 blocks,
+// rowBytes apart, at x) with the activation split by splitQ8_0 at yp (yd
+// its blocks' scales as float32), exactly as dotQ8_0Ref, for the groups
+// g < groups; tab is fp16ToFP32Table, ysum is not read.
+TEXT ·q8_0Rows4(SB), NOSPLIT, $0-72
+	ROWS4(34, ROWQ8, NOBIAS)
+	RET
+
+// func q4_0Rows4(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32)
+// is q8_0Rows4 for Q4_0 rows (dotQ4_0Ref); ysum[j] is the sum of the
+// activation's block j (splitQ8_0).
+TEXT ·q4_0Rows4(SB), NOSPLIT, $0-72
+	ROWS4(18, ROWQ4, BIAS8)
+	RET
