@@ -2,8 +2,6 @@
 
 package quant
 
-import "simd/archsimd"
-
 // The wasm SIMD128 DotRows kernels (matrix-vector products over
 // consecutive rows). The activation is prepared once per call, on the
 // stack: its int8 values split into even and odd int16 lanes, the form
@@ -102,45 +100,30 @@ func dotRowsQ6_KSIMD128(n int, w, act []byte, out []float32) {
 	}
 }
 
+//go:noescape
+func q4KScaleRows(out *float32, is, ms *int32, w, act *byte, tab *float32, k, nb, rowBytes int)
+
+//go:noescape
+func q6KScaleRows(out *float32, is, ms *int32, w, act *byte, tab *float32, k, nb, rowBytes int)
+
 // scaleRowsQ4_K is the float part of Q4_K's DotRows for the k = len(out)
 // rows (a multiple of four) at w, from the integer sums of their blocks,
 // block-major (is[k*j+i] and ms[k*j+i] row i's block j's): four rows in
 // the lanes of a vector, each lane the terms of scaleQ4_KSums in block
-// order from zero.
+// order from zero (q4KScaleRows in rows4_wasm.s).
 func scaleRowsQ4_K(out []float32, is, ms []int32, w, act []byte, rowBytes int) {
 	k := len(out)
 	nb := len(is) / k
-	ms, act = ms[:k*nb], act[:nb*q8_KBytes]
-	for g := 0; g < k; g += 4 {
-		x := w[g*rowBytes:]
-		acc := archsimd.BroadcastFloat32x4(0)
-		for j := range nb {
-			yd := archsimd.BroadcastFloat32x4(f32At(act[j*q8_KBytes:]))
-			d := fp16x4At(x[j*q4_KBytes:], rowBytes).Mul(yd)
-			dmin := fp16x4At(x[j*q4_KBytes+2:], rowBytes).Mul(yd)
-			iv := archsimd.LoadInt32x4Array((*[4]int32)(is[j*k+g:])).ConvertToFloat32()
-			mv := archsimd.LoadInt32x4Array((*[4]int32)(ms[j*k+g:])).ConvertToFloat32()
-			acc = acc.Add(d.Mul(iv).Sub(dmin.Mul(mv)))
-		}
-		acc.StoreArray((*[4]float32)(out[g:]))
-	}
+	w, ms, act = w[:k*rowBytes], ms[:k*nb], act[:nb*q8_KBytes]
+	q4KScaleRows(&out[0], &is[0], &ms[0], &w[0], &act[0], &fp16ToFP32Table[0], k, nb, rowBytes)
 }
 
 // scaleRowsQ6_K is scaleRowsQ4_K for Q6_K (the terms of scaleQ6_KSums).
 func scaleRowsQ6_K(out []float32, sums []int32, w, act []byte, rowBytes int) {
 	k := len(out)
 	nb := len(sums) / k
-	act = act[:nb*q8_KBytes]
-	for g := 0; g < k; g += 4 {
-		x := w[g*rowBytes:]
-		acc := archsimd.BroadcastFloat32x4(0)
-		for j := range nb {
-			yd := archsimd.BroadcastFloat32x4(f32At(act[j*q8_KBytes:]))
-			d := fp16x4At(x[j*q6_KBytes+208:], rowBytes).Mul(yd)
-			acc = acc.Add(d.Mul(archsimd.LoadInt32x4Array((*[4]int32)(sums[j*k+g:])).ConvertToFloat32()))
-		}
-		acc.StoreArray((*[4]float32)(out[g:]))
-	}
+	w, act = w[:k*rowBytes], act[:nb*q8_KBytes]
+	q6KScaleRows(&out[0], &sums[0], &sums[0], &w[0], &act[0], &fp16ToFP32Table[0], k, nb, rowBytes)
 }
 
 // dotRowsQ8_0SIMD128 is the Q8_0 DotRows kernel.
