@@ -30,6 +30,10 @@ func iq4NLRowSums(x, yp *byte, tab *int8, nb, rows int, out *int32)
 //go:noescape
 func iq4NLRowSumsN(x, yq *byte, tab *int8, nb, quads int, out *int32)
 
+// dotRowsQ8_0Sums is the number of blocks (of all rows) whose integer sums
+// the 32-weight row kernels compute per call (four rows of the longest row).
+const dotRowsQ8_0Sums = 4 * dotRowsMaxCols / qk
+
 //go:noescape
 func fmaLanes(s *int32, d *float32, n, stride int, acc *[4]float32)
 

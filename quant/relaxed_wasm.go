@@ -12,9 +12,9 @@ package quant
 // gives the bits of its portable twin, as
 // the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
 // relaxed dot is wrong). The module needs scripts/relaxpatch after linking
-// (relaxed_wasm.h). Q4_0 keeps its SIMD128 Dot and DotRows, Q8_0 all its
-// SIMD128 kernels, which measured as fast or faster (relaxed_wasm.s); Q4_0
-// has a relaxed DotRowsN (relaxedn_wasm.go). No
+// (relaxed_wasm.h). Q4_0 keeps its SIMD128 Dot, Q8_0 all its SIMD128
+// kernels, which measured as fast or faster (relaxed_wasm.s); Q4_0 has a
+// relaxed DotRows (rows4_relaxed_wasm.s) and DotRowsN (relaxedn_wasm.go). No
 // float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
 // the engine's choice, and the results must be the reference's bits.
 
@@ -27,7 +27,7 @@ func relaxedTables() []kernelTable {
 		formats: []formatKernels{
 			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed, dotRowsN: dotRowsNQ4_KRelaxed}},
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
-			{Q4_0, kernels{dotRowsN: dotRowsNQ4_0Relaxed}},
+			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed, dotRowsN: dotRowsNQ4_0Relaxed}},
 		},
 	}}
 }
@@ -118,5 +118,34 @@ func dotRowsQ6_KRelaxed(n int, w, act []byte, out []float32) {
 	for ; r < len(out); r++ {
 		q6KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, 1, &sums[0])
 		out[r] = scaleQ6_KSums(0, sums[:nb], w[r*rowBytes:], act)
+	}
+}
+
+//go:noescape
+func q4_0Rows4Relaxed(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32)
+
+// dotRowsQ4_0Relaxed is the Q4_0 DotRows kernel: dotRowsQ8_0Acts's
+// (dotrows_wasm.go) with q4_0Rows4Relaxed, which takes the activation as
+// it is (splitQ8_0 gives its blocks' sums).
+func dotRowsQ4_0Relaxed(n int, w, act []byte, out []float32) {
+	nb := n / qk
+	rowBytes := nb * q4_0Bytes
+	if n > dotRowsMaxCols || nb == 0 {
+		dotRows(dotQ4_0SIMD128, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
+	var yp [2 * dotRowsMaxCols]byte
+	var ysum [dotRowsMaxCols / qk]int32
+	var yd [dotRowsMaxCols / qk]float32
+	splitQ8_0(&yp[0], &ysum[0], &act[0], nb)
+	for j := range nb {
+		yd[j] = fp16At(act[j*q8_0Bytes:])
+	}
+	if g := len(out) / 4; g > 0 {
+		q4_0Rows4Relaxed(&w[0], &act[0], &yd[0], &ysum[0], &fp16ToFP32Table[0], nb, rowBytes, g, &out[0])
+	}
+	for r := len(out) &^ 3; r < len(out); r++ {
+		out[r] = dotQ4_0SIMD128(n, w[r*rowBytes:], act)
 	}
 }
