@@ -64,52 +64,54 @@ globalThis.picolmChannel = {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const noRange = () => new Error("picolm:no-range: the server answered a Range request with the whole file");
 
+// STALL_MS is how long one read of a stream (a Blob slice's, a Range
+// reply's) may deliver nothing before it is given up and tried again: a
+// read that never settles would otherwise hold a Worker's load forever (a
+// split model's lead gives up on a shard that reads nothing for 5 minutes;
+// three tries fit in that).
+const STALL_MS = 30000;
+
+// timed is p, or a picolm:stalled rejection when p has not settled in STALL_MS.
+function timed(p) {
+  let t;
+  const stall = new Promise((_, reject) => {
+    t = setTimeout(() => reject(new Error(`picolm:stalled: a read delivered nothing for ${STALL_MS / 1000} s`)), STALL_MS);
+  });
+  return Promise.race([p, stall]).finally(() => clearTimeout(t));
+}
+
 // readInto reads the first n bytes of a byte stream into the staging
-// buffer (picolmSource.stage) and resolves with how many came: a BYOB
-// reader fills the one buffer (it moves from read to read: stage is
-// replaced by its latest view), so no array is made per read; elsewhere
-// the chunks are copied in.
+// buffer (picolmSource.stage) and resolves with how many came. The chunks
+// are copied in by a default reader: a BYOB reader, which would fill stage
+// in place, left a Blob slice's read pending for good in Chromium 156 in
+// about half the first loads of a model split over two Workers (the
+// chunks are short-lived garbage; stage is the one buffer kept). The reader
+// is cancelled, and the cancel awaited, before the bytes go back to Go.
 async function readInto(body, n) {
   const src = globalThis.picolmSource;
-  let reader = null;
-  try { reader = body.getReader({ mode: "byob" }); } catch { /* not a byte stream */ }
+  const reader = body.getReader();
   let off = 0;
-  if (reader) {
-    let buf = src.stage.buffer;
-    try {
-      while (off < n) {
-        const { value, done } = await reader.read(new Uint8Array(buf, off, n - off));
-        if (value) buf = value.buffer;
-        if (done) break;
-        off += value.byteLength;
-      }
-    } finally {
-      src.stage = new Uint8Array(buf);
-      reader.cancel().catch(() => {});
-    }
-    return off;
-  }
-  reader = body.getReader();
   try {
     while (off < n) {
-      const { value, done } = await reader.read();
+      const { value, done } = await timed(reader.read());
       if (done) break;
       const take = Math.min(value.byteLength, n - off);
       src.stage.set(value.subarray(0, take), off);
       off += take;
     }
   } finally {
-    reader.cancel().catch(() => {});
+    await reader.cancel().catch(() => {});
   }
   return off;
 }
 
 // fetchRange reads bytes [start, end) of url into the staging buffer:
-// {n, size (the file's, from Content-Range)}.
+// {n, size (the file's, from Content-Range)}. A dropped connection or a
+// stalled read is tried again, three times in all.
 async function fetchRange(url, start, end) {
   for (let attempt = 1; ; attempt++) {
     try {
-      const resp = await fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store" });
+      const resp = await timed(fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store" }));
       if (resp.status === 200) {
         resp.body && resp.body.cancel().catch(() => {});
         throw noRange();
@@ -121,7 +123,20 @@ async function fetchRange(url, start, end) {
       return { n, size: m[3] === "*" ? NaN : Number(m[3]) };
     } catch (e) {
       if (String(e.message).startsWith("picolm:no-range") || attempt >= 3) throw e;
-      await sleep(250 * attempt); // a dropped connection: try again
+      await sleep(250 * attempt);
+    }
+  }
+}
+
+// readBlob reads bytes [start, end) of a Blob into the staging buffer; a
+// stalled read is tried again, three times in all.
+async function readBlob(blob, start, end) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readInto(blob.slice(start, end).stream(), end - start);
+    } catch (e) {
+      if (!String(e.message).startsWith("picolm:stalled") || attempt >= 3) throw e;
+      console.warn(`picolm: reading bytes ${start}-${end - 1} of ${blob.name || "a Blob"} stalled; trying again`);
     }
   }
 }
@@ -140,14 +155,14 @@ globalThis.picolmSource = {
   // read reads bytes [start, end) of src into stage and resolves with their count.
   async read(src, start, end) {
     this.reserve(end - start);
-    if (typeof src !== "string") return readInto(src.slice(start, end).stream(), end - start);
+    if (typeof src !== "string") return readBlob(src, start, end);
     return (await fetchRange(src, start, end)).n;
   },
   // probe reads the first n bytes (fewer when the file is shorter) into
   // stage: {size, n}, or {noRange: true} for a server without Range support.
   async probe(src, n) {
     this.reserve(n);
-    if (typeof src !== "string") return { size: src.size, n: await readInto(src.slice(0, n).stream(), Math.min(n, src.size)) };
+    if (typeof src !== "string") return { size: src.size, n: await readBlob(src, 0, Math.min(n, src.size)) };
     try {
       const r = await fetchRange(src, 0, n);
       if (!Number.isFinite(r.size)) return { noRange: true };

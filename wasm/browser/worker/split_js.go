@@ -258,7 +258,9 @@ func (p *sabPeer) Info() (engine.ShardInfo, error) {
 		if kib := p.c.load(ixLoadedKiB); watch.stalled(kib, time.Now()) {
 			return engine.ShardInfo{}, fmt.Errorf("shard worker %d of %d read nothing of the model for %v (%d MiB read; it has not said it failed)", p.part, p.parts, loadStall, uint32(kib)>>10)
 		}
-		p.c.await(ixLeadArgs, ixState, stateLoading, 100*time.Millisecond)
+		// A sleep, not Atomics.wait: the lead's event loop runs while its
+		// shards load (its own streams' cancels settle, messages flow).
+		time.Sleep(5 * time.Millisecond)
 	}
 	if p.c.load(ixState) != stateServing {
 		if m := p.c.message(); m != "" {
