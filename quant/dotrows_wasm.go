@@ -126,43 +126,63 @@ func scaleRowsQ6_K(out []float32, sums []int32, w, act []byte, rowBytes int) {
 	q6KScaleRows(&out[0], &sums[0], &sums[0], &w[0], &act[0], &fp16ToFP32Table[0], k, nb, rowBytes)
 }
 
-// dotRowsQ8_0SIMD128 is the Q8_0 DotRows kernel.
-func dotRowsQ8_0SIMD128(n int, w, act []byte, out []float32) { dotRowsQ8_0Acts(false, n, w, act, out) }
-
-// dotRowsQ4_0SIMD128 is the Q4_0 DotRows kernel.
-func dotRowsQ4_0SIMD128(n int, w, act []byte, out []float32) { dotRowsQ8_0Acts(true, n, w, act, out) }
-
-// dotRowsQ8_0Acts is the DotRows kernel of Q4_0 (q4) or Q8_0 weights: the
-// activation split once (its scales as float32 beside it), then the rows
-// four at a time in asm (q4_0Rows4, q8_0Rows4: integer and float part),
-// the last len(out)%4 rows by the Dot.
-func dotRowsQ8_0Acts(q4 bool, n int, w, act []byte, out []float32) {
-	nb := n / qk
-	xsize, dot := q8_0Bytes, dotQ8_0SIMD128
-	if q4 {
-		xsize, dot = q4_0Bytes, dotQ4_0SIMD128
-	}
-	rowBytes := nb * xsize
-	if n > dotRowsMaxCols || nb == 0 {
-		dotRows(dot, n, rowBytes, w, act, out)
+// dotRowsQ8_0SIMD128 is the Q8_0 DotRows kernel: the rows four at a time
+// in asm (q8_0Rows4: integer and float part), the last len(out)%4 by the Dot.
+func dotRowsQ8_0SIMD128(n int, w, act []byte, out []float32) {
+	var a q8_0Act
+	if !a.prepare(n, q8_0Bytes, w, act, out) {
+		dotRows(dotQ8_0SIMD128, n, n/qk*q8_0Bytes, w, act, out)
 		return
 	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
-	var yp [2 * dotRowsMaxCols]byte
-	var ysum [dotRowsMaxCols / qk]int32
-	var yd [dotRowsMaxCols / qk]float32
-	splitQ8_0(&yp[0], &ysum[0], &act[0], nb)
-	for j := range nb {
-		yd[j] = fp16At(act[j*q8_0Bytes:])
+	if g := len(out) / 4; g > 0 {
+		q8_0Rows4(&w[0], &a.yp[0], &a.yd[0], &a.ysum[0], &fp16ToFP32Table[0], a.nb, a.rowBytes, g, &out[0])
+	}
+	a.tail(dotQ8_0SIMD128, n, w, act, out)
+}
+
+// dotRowsQ4_0SIMD128 is the Q4_0 DotRows kernel, as dotRowsQ8_0SIMD128 (q4_0Rows4).
+func dotRowsQ4_0SIMD128(n int, w, act []byte, out []float32) {
+	var a q8_0Act
+	if !a.prepare(n, q4_0Bytes, w, act, out) {
+		dotRows(dotQ4_0SIMD128, n, n/qk*q4_0Bytes, w, act, out)
+		return
 	}
 	if g := len(out) / 4; g > 0 {
-		if q4 {
-			q4_0Rows4(&w[0], &yp[0], &yd[0], &ysum[0], &fp16ToFP32Table[0], nb, rowBytes, g, &out[0])
-		} else {
-			q8_0Rows4(&w[0], &yp[0], &yd[0], &ysum[0], &fp16ToFP32Table[0], nb, rowBytes, g, &out[0])
-		}
+		q4_0Rows4(&w[0], &a.yp[0], &a.yd[0], &a.ysum[0], &fp16ToFP32Table[0], a.nb, a.rowBytes, g, &out[0])
 	}
+	a.tail(dotQ4_0SIMD128, n, w, act, out)
+}
+
+// q8_0Act is a Q8_0 activation prepared for the four-row kernels of
+// 32-weight rows (q8_0Rows4, q4_0Rows4, q4_0Rows4Relaxed): split once by
+// splitQ8_0 (yp, and its blocks' sums ysum), its blocks' scales as float32
+// (yd). It lives on the caller's stack: the asm takes pointers into it.
+type q8_0Act struct {
+	yp           [2 * dotRowsMaxCols]byte
+	ysum         [dotRowsMaxCols / qk]int32
+	yd           [dotRowsMaxCols / qk]float32
+	nb, rowBytes int
+}
+
+// prepare splits act for rows of n weights, xsize bytes a block; false
+// when the rows are too long for the buffers (or empty): the caller then
+// takes the Dot for each row.
+func (a *q8_0Act) prepare(n, xsize int, w, act []byte, out []float32) bool {
+	a.nb, a.rowBytes = n/qk, n/qk*xsize
+	if n > dotRowsMaxCols || a.nb == 0 || len(w) < len(out)*a.rowBytes || len(act) < a.nb*q8_0Bytes {
+		return false
+	}
+	splitQ8_0(&a.yp[0], &a.ysum[0], &act[0], a.nb)
+	for j := range a.nb {
+		a.yd[j] = fp16At(act[j*q8_0Bytes:])
+	}
+	return true
+}
+
+// tail takes the Dot for the last len(out)%4 rows, which the four-row
+// kernels leave.
+func (a *q8_0Act) tail(dot func(n int, w, act []byte) float32, n int, w, act []byte, out []float32) {
 	for r := len(out) &^ 3; r < len(out); r++ {
-		out[r] = dot(n, w[r*rowBytes:], act)
+		out[r] = dot(n, w[r*a.rowBytes:], act)
 	}
 }

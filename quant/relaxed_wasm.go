@@ -124,28 +124,17 @@ func dotRowsQ6_KRelaxed(n int, w, act []byte, out []float32) {
 //go:noescape
 func q4_0Rows4Relaxed(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32)
 
-// dotRowsQ4_0Relaxed is the Q4_0 DotRows kernel: dotRowsQ8_0Acts's
+// dotRowsQ4_0Relaxed is the Q4_0 DotRows kernel: dotRowsQ4_0SIMD128
 // (dotrows_wasm.go) with q4_0Rows4Relaxed, which takes the activation as
-// it is (splitQ8_0 gives its blocks' sums).
+// it is (the split gives its blocks' sums).
 func dotRowsQ4_0Relaxed(n int, w, act []byte, out []float32) {
-	nb := n / qk
-	rowBytes := nb * q4_0Bytes
-	if n > dotRowsMaxCols || nb == 0 {
-		dotRows(dotQ4_0SIMD128, n, rowBytes, w, act, out)
+	var a q8_0Act
+	if !a.prepare(n, q4_0Bytes, w, act, out) {
+		dotRows(dotQ4_0SIMD128, n, n/qk*q4_0Bytes, w, act, out)
 		return
 	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
-	var yp [2 * dotRowsMaxCols]byte
-	var ysum [dotRowsMaxCols / qk]int32
-	var yd [dotRowsMaxCols / qk]float32
-	splitQ8_0(&yp[0], &ysum[0], &act[0], nb)
-	for j := range nb {
-		yd[j] = fp16At(act[j*q8_0Bytes:])
-	}
 	if g := len(out) / 4; g > 0 {
-		q4_0Rows4Relaxed(&w[0], &act[0], &yd[0], &ysum[0], &fp16ToFP32Table[0], nb, rowBytes, g, &out[0])
+		q4_0Rows4Relaxed(&w[0], &act[0], &a.yd[0], &a.ysum[0], &fp16ToFP32Table[0], a.nb, a.rowBytes, g, &out[0])
 	}
-	for r := len(out) &^ 3; r < len(out); r++ {
-		out[r] = dotQ4_0SIMD128(n, w[r*rowBytes:], act)
-	}
+	a.tail(dotQ4_0SIMD128, n, w, act, out)
 }

@@ -110,8 +110,9 @@ async function readInto(body, n) {
 // stalled read is tried again, three times in all.
 async function fetchRange(url, start, end) {
   for (let attempt = 1; ; attempt++) {
+    const abort = new AbortController(); // a stalled attempt's connection is let go
     try {
-      const resp = await timed(fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store" }));
+      const resp = await timed(fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store", signal: abort.signal }));
       if (resp.status === 200) {
         resp.body && resp.body.cancel().catch(() => {});
         throw noRange();
@@ -122,6 +123,7 @@ async function fetchRange(url, start, end) {
       const n = await readInto(resp.body, Math.min(end, Number(m[2]) + 1) - start);
       return { n, size: m[3] === "*" ? NaN : Number(m[3]) };
     } catch (e) {
+      abort.abort();
       if (String(e.message).startsWith("picolm:no-range") || attempt >= 3) throw e;
       await sleep(250 * attempt);
     }
