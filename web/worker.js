@@ -26,23 +26,40 @@ globalThis.picolmChannel = {
   open(sab) {
     const i32 = new Int32Array(sab);
     // wait returns slot i32[a] once it no longer holds i32[a+1], or after
-    // about i32[a+2] ms: polling for i32[a+3] µs first, then sleeping
-    // (counted in slot sleeps).
+    // about i32[a+2] ms: polling first, then sleeping (counted in slot
+    // sleeps). Each side (a) polls for its own spin[a] µs, which adapts
+    // between SPIN_MIN and i32[a+3] (split_js.go's spinUs): a wait that
+    // slept but ended within twice the polling time doubles it; one that
+    // ended later than 8 times it halves it. Polling pays while the other
+    // side answers soon and costs its core when the cores are shared (the
+    // other side is descheduled now and then: those waits run long and
+    // the polling shrinks).
+    const SPIN_MIN = 20;
+    const spin = {};
     const wait = (a, sleeps) => {
-      const i = i32[a], v = i32[a + 1], ms = i32[a + 2], spinMs = i32[a + 3] / 1000;
+      const i = i32[a], v = i32[a + 1], ms = i32[a + 2], max = i32[a + 3];
+      let us = spin[a] ?? max;
+      const spinMs = us / 1000;
       const t0 = performance.now();
+      let cur = v;
+      let el = 0;
       for (let n = 1; ; n++) {
-        const cur = Atomics.load(i32, i);
-        if (cur !== v || ms <= 0) return cur;
+        cur = Atomics.load(i32, i);
+        if (cur !== v || ms <= 0) break;
         if ((n & 255) === 0) {
-          const el = performance.now() - t0;
-          if (el >= ms) return cur;
+          el = performance.now() - t0;
+          if (el >= ms) break;
           if (el > spinMs) {
             i32[sleeps]++;
             Atomics.wait(i32, i, v, ms - el);
           }
         }
       }
+      el = performance.now() - t0;
+      if (el > spinMs && el <= 2 * spinMs) us = Math.min(max, 2 * us);
+      else if (el > 8 * spinMs) us = Math.max(SPIN_MIN, us >> 1);
+      spin[a] = us;
+      return cur;
     };
     return {
       // request publishes the lead's request (slots 8..14).

@@ -158,8 +158,9 @@ func (c *channel) view(i int) js.Value {
 }
 
 // await waits while slot i holds v, at most d, and returns the slot: it
-// polls for spinMs, then sleeps in Atomics.wait. args is the side's
-// argument slots (ixLeadArgs or ixShardArgs).
+// polls (at most spinUs, adapted by web/worker.js), then sleeps in
+// Atomics.wait. args is the side's argument slots (ixLeadArgs or
+// ixShardArgs).
 func (c *channel) await(args, i int, v int32, d time.Duration) int32 {
 	c.set(args, int32(i))
 	c.set(args+1, v)
@@ -173,19 +174,22 @@ func (c *channel) await(args, i int, v int32, d time.Duration) int32 {
 	return int32(c.fns.Call(fn).Int())
 }
 
-// spinUs is how long a side of a channel polls (µs) before it sleeps in
-// Atomics.wait. Waking a thread from Atomics.wait costs a futex wake-up, but
-// polling for long loses on a machine whose cores are shared: the poller
-// takes the time a computing Worker needs. Measured on a 2-core AMD EPYC
-// under a load average of 14 (2026-12-02, TinyLlama-shaped Q4_K_M, 2
-// Workers): polling 2 ms for a reply and 1 ms for a request decoded at 0.63
-// tok/s, against 1.0–1.2 tok/s polling 0.02 ms. At 20 µs a shard sleeps
-// before most requests (87% of them at a load of 6–9, 2026-12-02), and the
-// lead's sends then cost 0.5 ms each (stats.split's leadSendMs: the
-// Atomics.notify of a sleeper); a shard polling 200 µs slept half as often
-// but decoded slower at a load of 11–14 (one run each); on an idle machine
-// the difference is unmeasured.
-const spinUs = 20
+// spinUs is the longest a side of a channel polls (µs) before it sleeps in
+// Atomics.wait; web/worker.js's picolmChannel adapts each side's polling
+// between 20 µs and this. Waking a thread from Atomics.wait costs a futex
+// wake-up on both sides (the lead's send, the sleeper's start), so polling
+// pays while the other side answers soon: on an idle 2-core AMD EPYC
+// (avx2, avx512_vnni; 2026-12-05, TinyLlama-shaped, 2 Workers, 128
+// tokens) polling 300 µs instead of 20 decoded Q4_K_M at 22.3 tok/s
+// instead of 17.2 and Q4_0 at 14.4 instead of 10.5, the shard sleeping
+// before 400 of 11392 requests instead of 10229. But a poller takes the
+// time a computing Worker needs when the cores are shared: on a 2-core
+// AMD EPYC under a load average of 14 (2026-12-02), polling 2 ms decoded
+// at 0.63 tok/s against 1.0–1.2 polling 20 µs. Hence the adaptation: a
+// wait that ends long after the polling gave up (the other side was busy
+// or descheduled) halves it, one that ends soon after, or while polling,
+// lengthens it.
+const spinUs = 1000
 
 // addLoaded counts n more bytes of the model read by a loading shard
 // (slot ixLoadedKiB, in KiB, wrapping: the lead only watches it move).
