@@ -44,13 +44,27 @@ func roundedFP16(x float32) float32 {
 	return v[0]
 }
 
-// TestAttentionTiles: attention (the (position, head) pairs over the pool)
-// gives attendRef's bits, for a batch of one and of several positions, for
-// contexts within one tile of scores and over several.
+// TestAttentionTiles: attention (the (position, group) pairs over the
+// pool) gives attendRef's bits, for a batch of one and of several
+// positions, for contexts within one tile of scores and over several, for
+// one thread and several (which cut the groups smaller), and for groups of
+// one query head up to more than maxGroup.
 func TestAttentionTiles(t *testing.T) {
+	for _, shape := range []struct{ heads, kvHeads, hd int }{{4, 2, 16}, {32, 4, 8}, {12, 1, 8}, {6, 6, 12}} {
+		t.Run(fmt.Sprintf("%d heads over %d, %d dims", shape.heads, shape.kvHeads, shape.hd), func(t *testing.T) {
+			testAttentionTiles(t, shape.heads, shape.kvHeads, shape.hd)
+		})
+	}
+}
+
+// testAttentionTiles is TestAttentionTiles for one shape: heads query
+// heads of hd dims over kvHeads KV heads (groups of one head to more than
+// maxGroup).
+func testAttentionTiles(t *testing.T, heads, kvHeads, hd int) {
 	m := &Model{}
 	c := &m.Config
-	c.Dim, c.Heads, c.KVHeads, c.HeadDim, c.KVMul, c.KVDim, c.Layers = 64, 4, 2, 16, 2, 32, 2
+	c.Heads, c.KVHeads, c.HeadDim, c.Layers = heads, kvHeads, hd, 2
+	c.Dim, c.KVMul, c.KVDim = heads*hd, heads/kvHeads, kvHeads*hd
 	ctx := 2*attnTile + 100
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, threads := range []int{1, 3} {

@@ -47,6 +47,12 @@ type simdVec struct{}
 
 func (simdVec) dotF16(a []float32, b []uint16) float32     { return dotF16VecSIMD128(a, b) }
 func (simdVec) axpyF16(y []float32, a float32, x []uint16) { axpyF16SIMD128(y, a, x) }
+func (simdVec) scoresF16(sc, q []float32, keys []uint16, hd, stride, n int) {
+	scoresF16SIMD128(sc, q, keys, hd, stride, n)
+}
+func (simdVec) accumulateF16(out, w []float32, values []uint16, hd, stride, n int) {
+	accumulateF16SIMD128(out, w, values, hd, stride, n)
+}
 func (simdVec) expShift(x []float32, m float32, sum float64) float64 {
 	return expShiftSIMD128(x, m, sum)
 }

@@ -168,3 +168,29 @@ func roundFP16AVX2(x []float32, scale float32) {
 	archsimd.ClearAVXUpperBits() // for the scalar code after it (see hsum_amd64.s)
 	roundFP16Ref(x[i:], scale)
 }
+
+// scoresF16AVX2 is scoresF16Ref, bit for bit: DotF16's AVX2 kernel per head
+// and key.
+func scoresF16AVX2(sc, q []float32, keys []uint16, hd, stride, n int) {
+	g := len(q) / hd
+	sc = sc[:g*n]
+	for t := range n {
+		k := keys[t*stride:]
+		for j := range g {
+			sc[j*n+t] = dotF16VecAVX2(q[j*hd:(j+1)*hd], k)
+		}
+	}
+}
+
+// accumulateF16AVX2 is accumulateF16Ref, bit for bit: AxpyF16's AVX2
+// kernel per position and head.
+func accumulateF16AVX2(out, w []float32, values []uint16, hd, stride, n int) {
+	g := len(out) / hd
+	w = w[:g*n]
+	for t := range n {
+		v := values[t*stride:]
+		for j := range g {
+			axpyF16AVX2(out[j*hd:(j+1)*hd], w[j*n+t], v)
+		}
+	}
+}
