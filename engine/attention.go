@@ -39,12 +39,12 @@ import (
 // that step grows through the layers into logit differences of ~0.1.
 //
 // The weights are normalized before they are rounded, so the softmax cannot
-// be folded into one online pass; rather than keep a [seq] buffer of scores
-// per head, it makes three passes over the keys: one for the max, one for
-// the sum, one for the weighted sum of the values. The scores are computed
-// a tile of attnTile positions at a time, so a context that fits in one
-// tile (the common short one) computes its scores and their exponentials
-// only once.
+// be folded into one online pass: it makes three passes over the keys, one
+// for the max, one for the sum, one for the weighted sum of the values.
+// The scores are kept for a tile of positions, the whole context up to
+// attnTileMax positions (a buffer per thread of the pool), so a context
+// that fits in one tile computes its scores and their exponentials only
+// once; a longer one computes them again in the second and third passes.
 func (s *Session) attention(l, pos, n int) {
 	c := &s.m.Config
 	a := &s.attn
@@ -60,6 +60,13 @@ func (s *Session) attention(l, pos, n int) {
 	group := (c.KVMul + subs - 1) / subs
 	subs = (c.KVMul + group - 1) / group
 	if a.step == nil { // made once: the per-token path does not allocate
+		if a.tile == 0 {
+			a.tile = min(s.ctx, attnTileMax)
+		}
+		a.scratch = make(chan []float32, s.pool.threads)
+		for range s.pool.threads {
+			a.scratch <- make([]float32, maxGroup*a.tile)
+		}
 		a.step = func(i int) {
 			b, k := i/(a.kvHeads*a.subs), i%(a.kvHeads*a.subs)
 			kh, sub := k/a.subs, k%a.subs // the part's kh-th KV head, its sub-th group
@@ -69,7 +76,9 @@ func (s *Session) attention(l, pos, n int) {
 			h0 := s.kvLo*c.KVMul + j0 // the model's head of j0
 			q := s.q[b][j0*hd : j1*hd]
 			quant.RoundFP16(q, a.qScale)
-			s.attendGroup(s.ao[b][h0*hd:(h0+j1-j0)*hd], q, a.l, a.pos+b, kh, a.scale)
+			tile := <-a.scratch
+			s.attendGroup(s.ao[b][h0*hd:(h0+j1-j0)*hd], q, a.l, a.pos+b, kh, a.scale, tile)
+			a.scratch <- tile
 		}
 	}
 	a.l, a.pos = l, pos
@@ -82,11 +91,14 @@ func (s *Session) attention(l, pos, n int) {
 // i%(kvHeads·subs) of the batch's position i/(kvHeads·subs), in layer l,
 // for the batch from position pos on, with the scales of the scores and of
 // the query; a group is at most group query heads of one KV head, which
-// has subs of them.
+// has subs of them. A step takes a tile of scores from scratch (one per
+// thread, [maxGroup][tile]) and puts it back.
 type attnItems struct {
 	l, pos               int
 	kvHeads, subs, group int
 	scale, qScale        float32
+	tile                 int // positions per tile: min(ctx, attnTileMax) unless set before the first step
+	scratch              chan []float32
 	step                 func(i int)
 }
 
@@ -100,24 +112,26 @@ func (s *Session) attnScales() (scale, qScale float32) {
 	return scale, qScale
 }
 
-// attnTile is the number of positions whose scores are computed at once,
-// and maxGroup the most query heads attended together: a tile of scores,
-// [maxGroup][attnTile] float32, is on the stack (16 KiB).
+// attnTileMax is the most positions whose scores are kept at once, and
+// maxGroup the most query heads attended together: a thread's tile of
+// scores is [maxGroup][min(ctx, attnTileMax)] float32 (64 KiB at a context
+// of 2048, 256 KiB at most).
 const (
-	attnTile = 512
-	maxGroup = 8
+	attnTileMax = 8192
+	maxGroup    = 8
 )
 
 // attendGroup sets out ([g][headDim]) to softmax(q_j·K/scale)·V for the g
 // fp16-rounded query heads q ([g][headDim]) of this part's KV head kvh (of
-// the cache's), over positions 0..pos of layer l.
-func (s *Session) attendGroup(out, q []float32, l, pos, kvh int, scale float32) {
+// the cache's), over positions 0..pos of layer l, with the scores in tile
+// ([maxGroup][tile positions]).
+func (s *Session) attendGroup(out, q []float32, l, pos, kvh int, scale float32, tile []float32) {
 	kvDim := s.kvDim
 	hd := s.m.Config.HeadDim
 	g := len(q) / hd
 	base := l*s.ctx*kvDim + kvh*hd // key/value of this head at position 0
 	keys, vals := s.keyCache[base:], s.valCache[base:]
-	var tile [maxGroup * attnTile]float32 // [g][m]: head j's scores of the tile's m positions
+	attnTile := len(tile) / maxGroup // tile is [g][m]: head j's scores of the m positions from t0
 	var maxScore [maxGroup]float32
 	var sum [maxGroup]float64
 	n := pos + 1
