@@ -114,8 +114,7 @@ func (s *Session) forward(tokens []int, pos int) {
 			rmsnorm(xb[b], x[b], L.ffnNorm, c.NormEps)
 			acts[b].set(xb[b])
 		}
-		s.products.run(L.gateUp, acts, hb, hb2)
-		s.pool.forEach(n, s.swigluStep) // hb = silu(hb) * hb2
+		s.products.runSwiGLU(L.gateUp, acts, hb, hb2) // hb = silu(W1 xb) * W3 xb
 		for b := range n {
 			acts[b].set(hb[b])
 		}

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/picolm/picolm-wasm/quant"
+)
 
 // The products layer: every matrix product of the forward pass is one call
 // of products.run with a product (the matrices of a step that take the same
@@ -19,16 +23,30 @@ import "time"
 type group struct {
 	id   int
 	mats []*matrix
+	// swiglu marks a layer's gate and up as one group: in a split model a
+	// part replies with silu(gate)·up of its rows (swigluPart), not with
+	// both products, and the lead does the same for its own rows.
+	swiglu bool
 }
 
-// rowsOf is the number of rows part of parts holds of g's matrices.
-func (g *group) rowsOf(part, parts int) int {
+// replyRows is the number of values part of parts replies with per
+// activation to a request for g: its rows of g's matrices (of gate alone
+// when g.swiglu).
+func (g *group) replyRows(part, parts int) int {
 	n := 0
-	for _, w := range g.mats {
+	for _, w := range g.replyMats() {
 		lo, hi := w.partOf(part, parts)
 		n += hi - lo
 	}
 	return n
+}
+
+// replyMats are the matrices of g whose rows a part replies with.
+func (g *group) replyMats() []*matrix {
+	if g.swiglu {
+		return g.mats[:1]
+	}
+	return g.mats
 }
 
 // product is the matrices one step of the forward pass multiplies by its
@@ -44,6 +62,9 @@ type products struct {
 	parts *parts           // the other parts of a split model; nil when whole
 	rows  rowsTask         // the product on the pool
 	qa    [maxBatch][]byte // the batch's activations in a group's format
+	gu    [2][][]float32   // runSwiGLU's outputs: gate (then silu(gate)·up), up
+
+	swigluStep func(b int) // hb[b] = silu(hb[b])·hb2[b] (made once)
 }
 
 // run sets outs[i][b] = W_i·acts[b] for the i-th matrix W_i of p and every
@@ -62,6 +83,56 @@ func (ps *products) run(p product, acts []activation, outs ...[][]float32) {
 		ps.parts.stats.Products += time.Since(t)
 		ps.parts.finish(g, outs[:len(g.mats)])
 		outs = outs[len(g.mats):]
+	}
+}
+
+// runSwiGLU sets hb[b] = silu(gate·acts[b]) · (up·acts[b]) for a layer's
+// p = gate, up (hb2 the up products' room). In a split model whose gate
+// and up are one group, each part computes silu(gate)·up of its own rows
+// and replies with those; else the products come whole and the SwiGLU is
+// run over the positions on the pool.
+func (ps *products) runSwiGLU(p product, acts []activation, hb, hb2 [][]float32) {
+	if ps.parts == nil || len(p) != 1 || !p[0].swiglu {
+		ps.run(p, acts, hb, hb2)
+		ps.pool.forEach(len(acts), ps.swigluStep)
+		return
+	}
+	g := &p[0]
+	qa := ps.quantized(g, acts)
+	ps.parts.start(g, qa)
+	t := time.Now()
+	ps.gu = [2][][]float32{hb, hb2}
+	ps.group(g, qa, ps.gu[:])
+	if w := g.mats[0]; w.hi > w.lo {
+		for b := range acts {
+			swigluPart(hb[b][w.lo:w.hi], hb2[b][w.lo:w.hi], w.lo, w.rows)
+		}
+	}
+	ps.parts.stats.Products += time.Since(t)
+	ps.parts.finish(g, ps.gu[:1])
+}
+
+// swigluPart sets g[i] = silu(g[i])·u[i] for a slice of a row of n values
+// that starts at value lo (g and u hold values lo .. lo+len(g)-1), each
+// value as quant.SwiGLU over the whole row computes it: the values before
+// n&^15 as its blocks of 16 do (a piece of a block is padded to one), the
+// rest as its tail does.
+func swigluPart(g, u []float32, lo, n int) {
+	u = u[:len(g)]
+	v := n&^15 - lo // the end of the whole row's blocks in g
+	if e := min(len(g), v); e > 0 {
+		a := e &^ 15
+		quant.SwiGLU(g[:a], u[:a])
+		if a < e {
+			var gp, up [16]float32
+			copy(gp[:], g[a:e])
+			copy(up[:], u[a:e])
+			quant.SwiGLU(gp[:], up[:])
+			copy(g[a:e], gp[:])
+		}
+	}
+	if s := max(v, 0); s < len(g) {
+		quant.SwiGLU(g[s:], u[s:])
 	}
 }
 

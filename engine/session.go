@@ -74,8 +74,7 @@ type Session struct {
 	pool     *pool
 	products products // the matrix products: on the pool, and by the peers of a split model
 
-	attn       attnItems   // attention's (position, head) pairs over the pool (attention.go)
-	swigluStep func(b int) // hb[b] = silu(hb[b]) * hb2[b], the positions over the pool
+	attn attnItems // attention's (position, head) pairs over the pool (attention.go)
 }
 
 // NewSession allocates a session's state for m.
@@ -157,7 +156,7 @@ func (m *Model) newState(o SessionOptions) (*Session, error) {
 	if m.spec.neox {
 		s.rope = ropeNeoX
 	}
-	s.swigluStep = func(b int) { quant.SwiGLU(s.hb[b], s.hb2[b]) }
+	s.products.swigluStep = func(b int) { quant.SwiGLU(s.hb[b], s.hb2[b]) }
 	return s, nil
 }
 

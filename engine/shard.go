@@ -148,7 +148,7 @@ func (sh *Shard) Limits() (acts, actLen, outLen int) {
 	for i := range sh.m.groups {
 		g := &sh.m.groups[i]
 		actLen = max(actLen, actBytes(g.mats[0]))
-		outLen = max(outLen, maxBatch*g.rowsOf(sh.m.part, sh.m.parts))
+		outLen = max(outLen, maxBatch*g.replyRows(sh.m.part, sh.m.parts))
 	}
 	return maxBatch, actLen, outLen
 }
@@ -158,7 +158,8 @@ func (sh *Shard) Limits() (acts, actLen, outLen int) {
 //
 //   - OpProduct: the shard's rows [lo, hi) of each matrix of the group
 //     times each activation: out holds, matrix after matrix,
-//     W[r]·acts[b] at b*(hi-lo) + r-lo;
+//     W[r]·acts[b] at b*(hi-lo) + r-lo; for a layer's gate and up
+//     (group.swiglu) only silu(gate[r]·acts[b])·(up[r]·acts[b]) there;
 //   - OpAttention: the attention output of the shard's query heads for
 //     each position: out[b*qDim:] is position Pos+b's slice of them.
 //
@@ -191,10 +192,27 @@ func (sh *Shard) product(r Request, out []float32) error {
 			return fmt.Errorf("%w: group %d: a %d-byte activation, want %d", ErrShard, r.ID, len(a), want)
 		}
 	}
-	if size := len(r.Acts) * g.rowsOf(sh.m.part, sh.m.parts); len(out) != size {
+	if size := len(r.Acts) * g.replyRows(sh.m.part, sh.m.parts); len(out) != size {
 		return fmt.Errorf("%w: group %d: a reply of %d values, want %d", ErrShard, r.ID, len(out), size)
 	}
 	outs := sh.outs[:len(r.Acts)]
+	if g.swiglu { // gate into out, up into hb2, then silu(gate)·up into out
+		gate, up := g.mats[0], g.mats[1]
+		n := gate.hi - gate.lo
+		if n == 0 {
+			return nil
+		}
+		for b := range outs {
+			outs[b] = out[b*n : (b+1)*n]
+		}
+		gate.mul(r.Acts, outs, gate.lo, gate.hi)
+		ups := sh.s.hb2[:len(r.Acts)]
+		up.mul(r.Acts, ups, up.lo, up.hi)
+		for b := range outs {
+			swigluPart(outs[b], ups[b][:n], gate.lo, gate.rows)
+		}
+		return nil
+	}
 	for _, w := range g.mats {
 		n := w.hi - w.lo
 		if n == 0 {
@@ -304,7 +322,7 @@ func (s *Session) connect(peers []Peer) error {
 		lo, hi := partHeads(c.KVHeads, k+1, m.parts)
 		most := (hi - lo) * c.KVMul * c.HeadDim
 		for i := range m.groups {
-			most = max(most, m.groups[i].rowsOf(k+1, m.parts))
+			most = max(most, m.groups[i].replyRows(k+1, m.parts))
 		}
 		ps.replies[k] = make([]float32, maxBatch*most)
 	}
@@ -360,7 +378,7 @@ func (ps *parts) replySize(r Request, k int) int {
 		lo, hi := partHeads(c.KVHeads, k, ps.m.parts)
 		return len(r.Acts) * (hi - lo) * c.KVMul * c.HeadDim
 	}
-	return len(r.Acts) * ps.m.groups[r.ID].rowsOf(k, ps.m.parts)
+	return len(r.Acts) * ps.m.groups[r.ID].replyRows(k, ps.m.parts)
 }
 
 // wait waits for the started peers; it reports whether they all replied.
@@ -375,7 +393,7 @@ func (ps *parts) wait() bool {
 }
 
 // finish waits for the started peers and copies their rows of g's matrices
-// into outs (outs[i] is [batch][the i-th matrix's rows]).
+// (g.replyMats) into outs (outs[i] is [batch][the i-th matrix's rows]).
 func (ps *parts) finish(g *group, outs [][][]float32) {
 	t := time.Now()
 	ok := ps.wait()
@@ -385,7 +403,7 @@ func (ps *parts) finish(g *group, outs [][][]float32) {
 	}
 	for k := range ps.peers {
 		reply := ps.replies[k]
-		for i, w := range g.mats {
+		for i, w := range g.replyMats() {
 			lo, hi := w.partOf(k+1, ps.m.parts)
 			n := hi - lo
 			for b, out := range outs[i] {

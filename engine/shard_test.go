@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/gguf/tools/synth"
+	"github.com/picolm/picolm-wasm/quant"
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
@@ -389,7 +391,7 @@ func TestSplitMismatch(t *testing.T) {
 	sh = shard(path, 1, 2)
 	g := &sh.m.groups[0] // wq, wk, wv
 	act := make([]byte, actBytes(g.mats[0]))
-	out := make([]float32, g.rowsOf(1, 2))
+	out := make([]float32, g.replyRows(1, 2))
 	cfg := &sh.m.Config
 	in := make([]byte, 4*cfg.Dim) // an attention input
 	heads := make([]float32, sh.s.qDim)
@@ -523,4 +525,29 @@ func TestSplitRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a token", maxBatch+3, 1)
+}
+
+// TestSwiGLUPart: silu(gate)·up of any slice of a row, computed by
+// swigluPart, is the whole row's quant.SwiGLU bit for bit: slices inside
+// the row's blocks of 16, across their end, in the tail, and short ones.
+func TestSwiGLUPart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 2000 {
+		n := 1 + rng.IntN(100)
+		gate, up := make([]float32, n), make([]float32, n)
+		for i := range gate {
+			gate[i] = float32(rng.NormFloat64() * 3)
+			up[i] = float32(rng.NormFloat64())
+		}
+		lo := rng.IntN(n)
+		hi := lo + 1 + rng.IntN(n-lo)
+		g, u := append([]float32(nil), gate[lo:hi]...), append([]float32(nil), up[lo:hi]...)
+		swigluPart(g, u, lo, n)
+		quant.SwiGLU(gate, up)
+		for i, v := range g {
+			if math.Float32bits(v) != math.Float32bits(gate[lo+i]) {
+				t.Fatalf("row of %d, values %d..%d: [%d] %g, the whole row's %g", n, lo, hi-1, lo+i, v, gate[lo+i])
+			}
+		}
+	}
 }
