@@ -156,7 +156,9 @@ func dotRowsQ4_0SIMD128(n int, w, act []byte, out []float32) {
 // q8_0Act is a Q8_0 activation prepared for the four-row kernels of
 // 32-weight rows (q8_0Rows4, q4_0Rows4, q4_0Rows4Relaxed): split once by
 // splitQ8_0 (yp, and its blocks' sums ysum), its blocks' scales as float32
-// (yd). It lives on the caller's stack: the asm takes pointers into it.
+// (yd); the relaxed Q8_0 kernel (q8_0Rows4Relaxed) fills yp with the
+// magnitudes and signs instead (absSignQ8_0). It lives on the caller's
+// stack: the asm takes pointers into it.
 type q8_0Act struct {
 	yp           [2 * dotRowsMaxCols]byte
 	ysum         [dotRowsMaxCols / qk]int32
@@ -168,11 +170,20 @@ type q8_0Act struct {
 // when the rows are too long for the buffers (or empty): the caller then
 // takes the Dot for each row.
 func (a *q8_0Act) prepare(n, xsize int, w, act []byte, out []float32) bool {
+	if !a.prepareScales(n, xsize, w, act, out) {
+		return false
+	}
+	splitQ8_0(&a.yp[0], &a.ysum[0], &act[0], a.nb)
+	return true
+}
+
+// prepareScales is prepare without the split: the checks, nb, rowBytes
+// and yd (the relaxed Q8_0 kernel prepares yp its own way).
+func (a *q8_0Act) prepareScales(n, xsize int, w, act []byte, out []float32) bool {
 	a.nb, a.rowBytes = n/qk, n/qk*xsize
 	if n > dotRowsMaxCols || a.nb == 0 || len(w) < len(out)*a.rowBytes || len(act) < a.nb*q8_0Bytes {
 		return false
 	}
-	splitQ8_0(&a.yp[0], &a.ysum[0], &act[0], a.nb)
 	for j := range a.nb {
 		a.yd[j] = fp16At(act[j*q8_0Bytes:])
 	}
