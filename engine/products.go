@@ -92,7 +92,7 @@ func (ps *products) run(p product, acts []activation, outs ...[][]float32) {
 // and replies with those; else the products come whole and the SwiGLU is
 // run over the positions on the pool.
 func (ps *products) runSwiGLU(p product, acts []activation, hb, hb2 [][]float32) {
-	if ps.parts == nil || len(p) != 1 || !p[0].swiglu {
+	if ps.parts == nil || !p[0].swiglu { // (a swiglu group is its product's only one)
 		ps.run(p, acts, hb, hb2)
 		ps.pool.forEach(len(acts), ps.swigluStep)
 		return
