@@ -28,6 +28,20 @@
 	Get R1; I32WrapI64; F32Load $0; F32x4Splat; F32x4Mul; \
 	F32x4Mul; Get V1; F32x4Add; Set V1
 
+// AHEAD sets R7, at the start of a group of four rows, to where the next
+// group starts (the group itself when it is the last: R12 groups left);
+// TOUCH loads two bytes 64 apart at R7 into R8 and moves R7 on by four
+// blocks (xsize bytes each), so that over the group's blocks it reads the
+// next group once, a cache line ahead. The sum in R8 is never used: the
+// loads are a prefetch, which wasm lacks. Without them the four rows'
+// streams from memory ran at about half the kernel's speed in cache (a
+// 256 MiB Q8_0 matrix under Node 20, AMD EPYC Zen 5: 6.1-6.4 GB/s against
+// 11.9 in L3; with them 11.1-11.9).
+#define AHEAD Get R0; Get R15; I64Const $2; I64Shl; I64Add; Get R0; Get R12; I64Const $1; I64GtU; Select; Set R7
+#define TOUCH(xsize) \
+	Get R8; Get R7; I32WrapI64; I64Load8U $0; I64Add; Get R7; I32WrapI64; I64Load8U $64; I64Add; Set R8; \
+	ADD(R7, 4*xsize)
+
 // ROWS4 is the body of q8_0Rows4, q4_0Rows4 and q4_0Rows4Relaxed: for
 // each group of four rows, each block's four integer sums (rowq for each
 // row, then bias), its float part, and the group's four results stored at
@@ -53,7 +67,9 @@
 		I64Load ysum+24(FP); Set R3; \
 		I64Load nb+40(FP); Set R2; \
 		V128Const $0, $0; Set V1; \
+		AHEAD; \
 		Loop; \
+			TOUCH(xsize); \
 			rowq(R0, V5); rowq(R4, V6); rowq(R5, V7); rowq(R6, V8); \
 			REDUCE4; bias; FLOAT4; \
 			ADD(R0, xsize); ADD(R4, xsize); ADD(R5, xsize); ADD(R6, xsize); \

@@ -22,7 +22,8 @@
 // register use (q8_0Rows4, q4_0Rows4): R0, R4, R5, R6 the four rows'
 // weight blocks (R15 = rowBytes apart), R11 the prepared activation block,
 // R1 its float32 scale, R3 its sum (Q4_0), R2 blocks left, R12 groups of
-// four rows left, R13 the fp16 table, R14 the output; V1 the four rows'
+// four rows left, R13 the fp16 table, R14 the output, R7 the next group's
+// bytes read ahead (AHEAD, TOUCH; R8 their sink); V1 the four rows'
 // running sums, V5..V8 their int32 block lanes, V2, V3 weights, V0 Q4_0's
 // nibble mask, V9 the low int32 of each int64 lane, V10 the low int64
 // lane, V11 the swizzle that swaps the int64 lanes.
