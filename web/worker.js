@@ -85,8 +85,12 @@ const noRange = () => new Error("picolm:no-range: the server answered a Range re
 // reply's) may deliver nothing before it is given up and tried again: a
 // read that never settles would otherwise hold a Worker's load forever (a
 // split model's lead gives up on a shard that reads nothing for 5 minutes;
-// three tries fit in that).
-const STALL_MS = 30000;
+// three tries fit in that). The worker script's URL may set it (?stallMs=,
+// 100 ms to 100 s: load's workerURL option), as the tests do.
+const STALL_MS = (() => {
+  const ms = Number(new URL(self.location.href).searchParams.get("stallMs"));
+  return ms >= 100 && ms <= 100000 ? ms : 30000;
+})();
 
 // timed is p, or a picolm:stalled rejection when p has not settled in STALL_MS.
 function timed(p) {

@@ -23,7 +23,7 @@ before(async () => {
   browser = await launch();
   const model = join(testdata, "stories260K.gguf");
   size = statSync(model).size;
-  for (const n of ["a.gguf", "b.gguf", "c.gguf", "quota.gguf", "changed.gguf"]) copyFileSync(model, join(dir, n));
+  for (const n of ["a.gguf", "b.gguf", "c.gguf", "d.gguf", "quota.gguf", "changed.gguf"]) copyFileSync(model, join(dir, n));
   copyFileSync(model, join(server.models, "ref.gguf"));
   const bytes = readFileSync(model);
   writeFileSync(join(dir, "cut.gguf"), bytes.subarray(0, Math.floor(size * 0.7)));
@@ -122,6 +122,27 @@ test("a download cut off resumes where it stopped, after a reload", async () => 
     assert.ok(sent <= part.bytes + 4 * CHUNK, `${sent} bytes sent, ${part.bytes} kept`);
     assert.equal(host.stats.bytes - sent, size - part.bytes, "the second attempt fetched only the missing bytes");
     assert.deepEqual(r.cached.map((c) => [c.url, !!c.partial]), [[url, false]]);
+  });
+});
+
+test("a Worker's Range read that stalls is given up and tried again: the model loads over 2 Workers with the file's output", async () => {
+  reset();
+  await withPage(async (page) => {
+    // Two replies send 1000 bytes and then nothing, never closing: the
+    // Workers' reads of them (the header's probe, rows) are given up after
+    // the worker script's stallMs and asked for again.
+    host.faults.stalls = 2;
+    host.faults.stallAfter = 1000;
+    const url = `${host.url}d.gguf`;
+    const opts = { cache: false, workers: 2, workerURL: "/web/worker.js?stallMs=1500" };
+    const r = await page.evaluate(([u, o]) => window.gen(u, o), [url, opts]);
+    assert.equal(r.text, reference.text, r.error);
+    assert.equal(r.workers, 2);
+    assert.equal(host.faults.stalls, 0, "both stalls were served");
+    const ranges = host.stats.requests.map((q) => q.range).filter(Boolean);
+    const again = ranges.filter((q, i) => ranges.indexOf(q) !== i);
+    assert.ok(again.length >= 2, `the stalled ranges asked for again: ${JSON.stringify(host.stats.requests)}`);
+    assert.deepEqual(r.cached.filter((c) => c.url === url), [], "nothing stored with cache: false");
   });
 });
 
