@@ -23,6 +23,9 @@ type SessionOptions struct {
 	// (LoadOptions.Parts): one per part 1.., in any order. None for a
 	// whole model.
 	Peers []Peer
+	// Mesh joins a split model's lead to its other parts for the forward
+	// passes (shard.go); nil for a whole model.
+	Mesh Mesh
 }
 
 // DefaultMaxKVBytes keeps the KV cache well inside a 32-bit wasm memory.
@@ -84,7 +87,7 @@ func (m *Model) NewSession(o SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.connect(o.Peers); err != nil {
+	if err := s.connect(o.Peers, o.Mesh); err != nil {
 		s.pool.close()
 		return nil, err
 	}

@@ -13,50 +13,75 @@ globalThis.picolmMemory = () => ({
   jsHeapBytes: self.performance && performance.memory ? performance.memory.usedJSHeapSize : 0,
 });
 
-// The primitives of a split model's channel (wasm/browser/worker/split_js.go),
-// one call each from Go: a call from Go into JS costs far more than an
-// Atomics.load, so the polling happens here, and the calls take no
-// arguments (Go would box them: an allocation per call) — Go writes each
-// side's fields into the channel's slots first. Slots: 0 request sequence,
-// 1 response sequence, 14 the request's sequence, 19 the reply's, 20
-// requests served, 22 and 23 the shard's and the lead's sleeps, 24..27 the
-// lead's await arguments (slot, value, ms, µs of polling), 28..31 the
-// shard's.
+// The lead's wait for a loading shard (wasm/browser/worker/split_js.go's
+// channel): one call from Go, without arguments (Go would box them) — Go
+// writes them into the channel's slots 24..27 first (slot, value, ms, µs
+// of polling).
 globalThis.picolmChannel = {
   open(sab) {
     const i32 = new Int32Array(sab);
-    // wait returns slot i32[a] once it no longer holds i32[a+1], or after
-    // about i32[a+2] ms: polling for i32[a+3] µs first, then sleeping
-    // (counted in slot sleeps).
-    const wait = (a, sleeps) => {
-      const i = i32[a], v = i32[a + 1], ms = i32[a + 2], spinMs = i32[a + 3] / 1000;
-      const t0 = performance.now();
-      for (let n = 1; ; n++) {
-        const cur = Atomics.load(i32, i);
-        if (cur !== v || ms <= 0) return cur;
-        if ((n & 255) === 0) {
-          const el = performance.now() - t0;
-          if (el >= ms) return cur;
-          if (el > spinMs) {
-            i32[sleeps]++;
-            Atomics.wait(i32, i, v, ms - el);
+    return {
+      // leadAwait returns slot i32[24] once it no longer holds i32[25], or
+      // after about i32[26] ms: polling for i32[27] µs first, then sleeping.
+      leadAwait() {
+        const i = i32[24], v = i32[25], ms = i32[26], spinMs = i32[27] / 1000;
+        const t0 = performance.now();
+        for (let n = 1; ; n++) {
+          const cur = Atomics.load(i32, i);
+          if (cur !== v || ms <= 0) return cur;
+          if ((n & 255) === 0) {
+            const el = performance.now() - t0;
+            if (el >= ms) return cur;
+            if (el > spinMs) Atomics.wait(i32, i, v, ms - el);
           }
         }
-      }
+      },
     };
+  },
+};
+
+// The synchronisation of a split model's mesh (split_js.go's sabMesh), one
+// call each from Go, without arguments: slot 0 counts the arrivals of
+// every part at the exchanges (exchange g is complete at g·parts), slot 1
+// is set when a part failed, slot 192+part counts the part's sleeps. This
+// part's exchange count lives here.
+globalThis.picolmMesh = {
+  open(sab, parts, part, spinUs, ms) {
+    const i32 = new Int32Array(sab);
+    const spinMs = spinUs / 1000;
+    let gen = 0;
     return {
-      // request publishes the lead's request (slots 8..14).
-      request() {
-        Atomics.store(i32, 0, i32[14]);
+      // arrive: this part has published its values of the next exchange.
+      arrive() {
+        gen++;
+        const v = Atomics.add(i32, 0, 1) + 1;
+        if (((v - gen * parts) | 0) >= 0) Atomics.notify(i32, 0);
+      },
+      // await returns 0 once every part has arrived at this part's last
+      // exchange, 1 when the mesh failed, 2 after about ms ms without
+      // either: polling for spinUs µs first, then sleeping.
+      await() {
+        const target = (gen * parts) | 0;
+        const t0 = performance.now();
+        for (let n = 1; ; n++) {
+          const cur = Atomics.load(i32, 0);
+          if (((cur - target) | 0) >= 0) return 0;
+          if (Atomics.load(i32, 1) !== 0) return 1;
+          if ((n & 63) === 0) {
+            const el = performance.now() - t0;
+            if (el >= ms) return 2;
+            if (el > spinMs) {
+              i32[192 + part]++;
+              Atomics.wait(i32, 0, cur, ms - el);
+            }
+          }
+        }
+      },
+      // fail ends every part's waits.
+      fail() {
+        Atomics.store(i32, 1, 1);
         Atomics.notify(i32, 0);
       },
-      // reply publishes the shard's reply (slots 16..21).
-      reply() {
-        Atomics.store(i32, 1, i32[19]);
-        Atomics.notify(i32, 1);
-      },
-      leadAwait: () => wait(24, 23),
-      shardAwait: () => wait(28, 22),
     };
   },
 };
