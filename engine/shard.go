@@ -395,7 +395,6 @@ func (ps *parts) exchange(read bool, sets ...[][]float32) {
 	ps.stats.Syncs++
 	t := time.Now()
 	lo, hi := ps.cuts[ps.part], ps.cuts[ps.part+1]
-	w := 4 * (hi - lo)
 	mine := ps.mine[:0]
 	for _, rows := range sets {
 		for _, r := range rows {
@@ -424,7 +423,7 @@ func (ps *parts) exchange(read bool, sets ...[][]float32) {
 				continue
 			}
 			lo, hi := ps.cuts[k], ps.cuts[k+1]
-			w = 4 * (hi - lo)
+			w := 4 * (hi - lo)
 			if want := len(sets) * len(sets[0]) * w; len(v) != want {
 				ps.fail(fmt.Errorf("%w %d: %d bytes exchanged, want %d", ErrShard, k, len(v), want))
 				break

@@ -87,6 +87,21 @@ globalThis.picolmMesh = {
 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// STALL_MS is how long one read of a stream (a Blob slice's, a Range
+// reply's) may deliver nothing before it is given up and tried again: a
+// stream that never settles would otherwise hold a Worker's load forever
+// (a split model's lead gives up on a shard that reads nothing for 5
+// minutes; three tries fit in that).
+const STALL_MS = 60000;
+const stalled = () => new Error(`picolm:stalled: a read delivered nothing for ${STALL_MS / 1000} s`);
+
+// timed is p, or a stalled() rejection when p has not settled in STALL_MS.
+function timed(p) {
+  let t;
+  return Promise.race([p, new Promise((_, reject) => { t = setTimeout(() => reject(stalled()), STALL_MS); })])
+    .finally(() => clearTimeout(t));
+}
 const noRange = () => new Error("picolm:no-range: the server answered a Range request with the whole file");
 
 // readInto reads the first n bytes of a byte stream into the staging
@@ -103,7 +118,7 @@ async function readInto(body, n) {
     let buf = src.stage.buffer;
     try {
       while (off < n) {
-        const { value, done } = await reader.read(new Uint8Array(buf, off, n - off));
+        const { value, done } = await timed(reader.read(new Uint8Array(buf, off, n - off)));
         if (value) buf = value.buffer;
         if (done) break;
         off += value.byteLength;
@@ -117,7 +132,7 @@ async function readInto(body, n) {
   reader = body.getReader();
   try {
     while (off < n) {
-      const { value, done } = await reader.read();
+      const { value, done } = await timed(reader.read());
       if (done) break;
       const take = Math.min(value.byteLength, n - off);
       src.stage.set(value.subarray(0, take), off);
@@ -134,7 +149,7 @@ async function readInto(body, n) {
 async function fetchRange(url, start, end) {
   for (let attempt = 1; ; attempt++) {
     try {
-      const resp = await fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store" });
+      const resp = await timed(fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store" }));
       if (resp.status === 200) {
         resp.body && resp.body.cancel().catch(() => {});
         throw noRange();
@@ -146,7 +161,7 @@ async function fetchRange(url, start, end) {
       return { n, size: m[3] === "*" ? NaN : Number(m[3]) };
     } catch (e) {
       if (String(e.message).startsWith("picolm:no-range") || attempt >= 3) throw e;
-      await sleep(250 * attempt); // a dropped connection: try again
+      await sleep(250 * attempt); // a dropped connection, a stalled read: try again
     }
   }
 }
@@ -165,8 +180,15 @@ globalThis.picolmSource = {
   // read reads bytes [start, end) of src into stage and resolves with their count.
   async read(src, start, end) {
     this.reserve(end - start);
-    if (typeof src !== "string") return readInto(src.slice(start, end).stream(), end - start);
-    return (await fetchRange(src, start, end)).n;
+    if (typeof src === "string") return (await fetchRange(src, start, end)).n;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await readInto(src.slice(start, end).stream(), end - start);
+      } catch (e) {
+        if (!String(e.message).startsWith("picolm:stalled") || attempt >= 3) throw e;
+        console.warn(`picolm: reading bytes ${start}-${end - 1} of ${src.name || "a Blob"} stalled; trying again`);
+      }
+    }
   },
   // probe reads the first n bytes (fewer when the file is shorter) into
   // stage: {size, n}, or {noRange: true} for a server without Range support.
