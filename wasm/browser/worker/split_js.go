@@ -23,6 +23,8 @@ package main
 //	  failed, or the page saw its worker die)
 //	3 part   4 parts   5 the shard's wasm memory in 64 KiB pages
 //	6 message length   7 the positions the shard's KV cache holds
+//	8 the offset in KiB of the read a loading shard is waiting for,
+//	  9 its length in KiB + 1 (0: no read pending)
 //	15 the KiB of the model the shard has read while loading (wrapping;
 //	  the lead's stallWatch)
 //	18 the shard's time computing in µs (wrapping; not waiting for the
@@ -58,6 +60,7 @@ import (
 
 const (
 	ixState, ixPart, ixParts, ixPages, ixMsgLn, ixCtx = 2, 3, 4, 5, 6, 7
+	ixReadAt, ixReadLen                               = 8, 9
 	ixLoadedKiB, ixBusy, ixServed, ixAttnBusy         = 15, 18, 20, 21
 	ixLeadArgs                                        = 24
 
@@ -352,7 +355,11 @@ func (p *sabPeer) Info() (engine.ShardInfo, error) {
 	watch := newStallWatch(loadStall, p.c.load(ixLoadedKiB), time.Now())
 	for p.c.load(ixState) == stateLoading {
 		if kib := p.c.load(ixLoadedKiB); watch.stalled(kib, time.Now()) {
-			return engine.ShardInfo{}, fmt.Errorf("shard worker %d of %d read nothing of the model for %v (%d MiB read; it has not said it failed)", p.part, p.parts, loadStall, uint32(kib)>>10)
+			doing := "no read pending"
+			if n := p.c.load(ixReadLen); n > 0 {
+				doing = fmt.Sprintf("a read of %d KiB at %d MiB pending", n-1, p.c.load(ixReadAt)>>10)
+			}
+			return engine.ShardInfo{}, fmt.Errorf("shard worker %d of %d read nothing of the model for %v (%d MiB read, %s; it has not said it failed)", p.part, p.parts, loadStall, uint32(kib)>>10, doing)
 		}
 		p.c.await(ixState, stateLoading, 100*time.Millisecond)
 	}
@@ -448,9 +455,10 @@ func (b *bridge) loadSplit(msg js.Value) {
 // runs the lead's batches with it until the page terminates the worker. It
 // never returns to the event loop once serving.
 func (b *bridge) serveShard(msg js.Value) {
+	id := msg.Get("id")
 	c, err := newChannel(msg.Get("channel"))
 	if err != nil {
-		b.fail(msg.Get("id"), err)
+		b.fail(id, err)
 		return
 	}
 	var mesh *sabMesh
@@ -461,7 +469,7 @@ func (b *bridge) serveShard(msg js.Value) {
 		if mesh != nil {
 			mesh.fail()
 		}
-		b.fail(msg.Get("id"), err)
+		b.fail(id, err)
 	}
 	if mesh, err = newMesh(msg.Get("mesh"), msg.Get("part").Int(), msg.Get("parts").Int()); err != nil {
 		failed(err)
@@ -477,7 +485,11 @@ func (b *bridge) serveShard(msg js.Value) {
 		}
 		b.progressEvery(r, msg.Get("id"))
 		page := r.onRead
-		r.onRead = func(n int) { c.addLoaded(n); page(n) }
+		r.onStart = func(off int64, n int) {
+			c.store(ixReadAt, int32(off>>10))
+			c.store(ixReadLen, int32(n>>10)+1)
+		}
+		r.onRead = func(n int) { c.store(ixReadLen, 0); c.addLoaded(n); page(n) }
 		sh, err = host.LoadShardParts(prefixesMsg(msg), r, fs, msg.Get("part").Int(), msg.Get("parts").Int())
 		r.release()
 		if err != nil {
