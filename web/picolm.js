@@ -923,9 +923,9 @@ export class PicoLM {
    * {prompt, promptTokens, cachedTokens, prefillMs, generated, decodeMs, tokensPerSec, stop, memory}, and for a model
    * split over Workers split: {prefill, decode}, each {syncs, attentionSyncs, leadAttentionMs, leadProductsMs, leadSendMs,
    * leadWaitMs, leadEmitMs, leadOtherMs, leadSleeps, shardBusyMs: [], shardAttentionMs: [], shardSleeps: []} (the
-   * synchronisations, attention ones of them; the lead's time on its own heads' attention, its own rows of the other
-   * products, sending requests, waiting for the other Workers, posting tokens, and the rest; its sleeps in
-   * Atomics.wait; each other Worker's time computing, attention of it, its sleeps).
+   * exchanges between the Workers, attention ones of them; the lead's time on its own heads' attention, its own rows of
+   * the other products, publishing its results, waiting for the other Workers', posting tokens, and the rest; its
+   * sleeps in Atomics.wait; each other Worker's time computing, attention of it, its sleeps).
    * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template
    * (a plain "User: ..." / "Assistant:" transcript for a model without one).
    * opts: {maxTokens: 256 (0: until the model ends or the context is full), temperature: 0.8, topP: 0.9, topK: 0, minP: 0,

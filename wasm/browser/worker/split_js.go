@@ -172,6 +172,10 @@ type sabMesh struct {
 	watch []*channel
 }
 
+// meshSpinUs is how long a Worker polls (µs) in an exchange before it
+// sleeps in Atomics.wait (see spinUs).
+const meshSpinUs = spinUs
+
 // meshWaitMs is how long a wait in picolmMesh sleeps before it returns to
 // Go to check the deadline and the shards (the lead) or wait on (a shard).
 const meshWaitMs = 100
@@ -188,7 +192,7 @@ func newMesh(sab js.Value, part, parts int) (*sabMesh, error) {
 	}
 	u8 := js.Global().Get("Uint8Array").New(sab)
 	m := &sabMesh{
-		fns:    prim.Call("open", sab, parts, part, spinUs, meshWaitMs),
+		fns:    prim.Call("open", sab, parts, part, meshSpinUs, meshWaitMs),
 		part:   part,
 		parts:  parts,
 		area:   area,
