@@ -44,19 +44,36 @@ func roundedFP16(x float32) float32 {
 	return v[0]
 }
 
-// TestAttentionTiles: attention (the (position, head) pairs over the pool)
-// gives attendRef's bits, for a batch of one and of several positions, for
-// contexts within one tile of scores and over several.
+// TestAttentionTiles: attention (the (position, group) pairs over the
+// pool) gives attendRef's bits, for a batch of one and of several
+// positions, for contexts within one tile of scores and over several, for
+// one thread and several (which cut the groups smaller), and for groups of
+// one query head up to more than maxGroup.
 func TestAttentionTiles(t *testing.T) {
+	for _, shape := range []struct{ heads, kvHeads, hd int }{{4, 2, 16}, {32, 4, 8}, {12, 1, 8}, {6, 6, 12}} {
+		t.Run(fmt.Sprintf("%d heads over %d, %d dims", shape.heads, shape.kvHeads, shape.hd), func(t *testing.T) {
+			testAttentionTiles(t, shape.heads, shape.kvHeads, shape.hd)
+		})
+	}
+}
+
+// testAttentionTiles is TestAttentionTiles for one shape: heads query
+// heads of hd dims over kvHeads KV heads (groups of one head to more than
+// maxGroup).
+func testAttentionTiles(t *testing.T, heads, kvHeads, hd int) {
 	m := &Model{}
 	c := &m.Config
-	c.Dim, c.Heads, c.KVHeads, c.HeadDim, c.KVMul, c.KVDim, c.Layers = 64, 4, 2, 16, 2, 32, 2
+	c.Heads, c.KVHeads, c.HeadDim, c.Layers = heads, kvHeads, hd, 2
+	c.Dim, c.KVMul, c.KVDim = heads*hd, heads/kvHeads, kvHeads*hd
+	const attnTile = 512 // positions per tile of scores here, to test several
 	ctx := 2*attnTile + 100
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, threads := range []int{1, 3} {
+	for _, run := range []struct{ threads, tile int }{{1, attnTile}, {3, attnTile}, {1, 0}, {2, 0}} {
+		threads := run.threads
 		s := &Session{m: m, ctx: ctx, pool: newPool(threads),
 			keyCache: randFP16s(rng, c.Layers*ctx*c.KVDim), valCache: randFP16s(rng, c.Layers*ctx*c.KVDim),
 			kvHi: c.KVHeads, kvDim: c.KVDim, qDim: c.Dim, q: rows(maxBatch, c.Dim), ao: rows(maxBatch, c.Dim)}
+		s.attn.tile = run.tile // 0: the whole context
 		q := rows(maxBatch, c.Dim)
 		want := make([]float32, c.Dim)
 		for _, at := range []struct{ pos, n int }{{0, 1}, {1, 1}, {7, 1}, {attnTile - 1, 1}, {attnTile, 1}, {attnTile + 1, 1}, {2*attnTile + 99, 1},
@@ -72,7 +89,7 @@ func TestAttentionTiles(t *testing.T) {
 				attendRef(s, want, q[b], 1, at.pos+b)
 				for i := range want {
 					if math.Float32bits(s.ao[b][i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%d threads, pos %d+%d, [%d]: attention %g, reference %g", threads, at.pos, b, i, s.ao[b][i], want[i])
+						t.Fatalf("%d threads, tile %d, pos %d+%d, [%d]: attention %g, reference %g", threads, run.tile, at.pos, b, i, s.ao[b][i], want[i])
 					}
 				}
 			}

@@ -126,8 +126,7 @@ func (s *Session) layers(pos, n int) {
 			acts[b].set(xb[b])
 		}
 		s.products.run(L.gateUp, acts, hb, hb2)
-		s.exchange(&L.gate, hb, hb2)    // (gate and up are split alike)
-		s.pool.forEach(n, s.swigluStep) // hb = silu(hb) * hb2
+		s.swiglu(L, n) // hb = silu(hb) * hb2
 		for b := range n {
 			acts[b].set(hb[b])
 		}
@@ -149,6 +148,26 @@ func (s *Session) classify(last int) {
 		ps.cutRows(&s.m.output)
 		ps.exchange(ps.part == 0, s.logits)
 	}
+}
+
+// swiglu sets hb[b] = silu(hb[b]) * hb2[b] for b < n, from layer L's
+// gate and up products. In a split model each part does it for its own
+// rows of gate and up (split alike), each value as the whole row's SwiGLU
+// computes it (swigluPart), and the parts exchange hb alone.
+func (s *Session) swiglu(L *layer, n int) {
+	ps := s.products.parts
+	if ps == nil {
+		s.pool.forEach(n, s.swigluStep)
+		return
+	}
+	t := time.Now()
+	if w := &L.gate; w.hi > w.lo {
+		for b := range n {
+			swigluPart(s.hb[b][w.lo:w.hi], s.hb2[b][w.lo:w.hi], w.lo, w.rows)
+		}
+	}
+	ps.stats.Products += time.Since(t)
+	s.exchange(&L.gate, s.hb[:n])
 }
 
 // exchange, in a split model, gives every part the whole of each of sets

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/picolm/picolm-wasm/quant"
+)
 
 // The products layer: every matrix product of the forward pass is one call
 // of products.run with a product (the matrices of a step that take the same
@@ -61,6 +65,30 @@ func (ps *products) run(p product, acts []activation, outs ...[][]float32) {
 	}
 	if ps.parts != nil {
 		ps.parts.stats.Products += time.Since(t)
+	}
+}
+
+// swigluPart sets g[i] = silu(g[i])·u[i] for a slice of a row of n values
+// that starts at value lo (g and u hold values lo .. lo+len(g)-1), each
+// value as quant.SwiGLU over the whole row computes it: the values before
+// n&^15 as its blocks of 16 do (a piece of a block is padded to one), the
+// rest as its tail does.
+func swigluPart(g, u []float32, lo, n int) {
+	u = u[:len(g)]
+	v := n&^15 - lo // the end of the whole row's blocks in g
+	if e := min(len(g), v); e > 0 {
+		a := e &^ 15
+		quant.SwiGLU(g[:a], u[:a])
+		if a < e {
+			var gp, up [16]float32
+			copy(gp[:], g[a:e])
+			copy(up[:], u[a:e])
+			quant.SwiGLU(gp[:], up[:])
+			copy(g[a:e], gp[:])
+		}
+	}
+	if s := max(v, 0); s < len(g) {
+		quant.SwiGLU(g[s:], u[s:])
 	}
 }
 

@@ -77,8 +77,9 @@ type Session struct {
 	pool     *pool
 	products products // the matrix products: on the pool, and by the peers of a split model
 
-	attn       attnItems   // attention's (position, head) pairs over the pool (attention.go)
 	swigluStep func(b int) // hb[b] = silu(hb[b]) * hb2[b], the positions over the pool
+
+	attn attnItems // attention's (position, head) pairs over the pool (attention.go)
 }
 
 // NewSession allocates a session's state for m.

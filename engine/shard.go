@@ -28,10 +28,10 @@ import (
 //     RoPE, the cache and their attention, and publishes its slice of the
 //     attention output;
 //   - wo: each part its rows of wo times the (whole) attention output;
-//   - gate and up: each part its rows of both (every part then computes
-//     silu(gate)·up of all of them: the kernel takes e^ in two ways,
-//     by the position in the whole vector, so a slice of it would not
-//     be bit-identical);
+//   - gate and up: each part its rows of both, and silu(gate)·up of
+//     them (swigluPart: each value as the whole row's SwiGLU computes
+//     it, which takes e^ in two ways by the value's place in the row);
+//     it publishes that alone;
 //   - down: each part its rows; then every part adds the whole result to
 //     its copy of the residual stream and norms it for the next layer;
 //   - the logits: each part its rows of the output matrix (only the lead
@@ -113,7 +113,7 @@ func (m *Model) ExchangeBytes() int {
 			rows = max(rows, hi-lo)
 		}
 		lo, hi = L.gate.partOf(k, m.parts)
-		rows = max(rows, 2*(hi-lo)) // gate's and up's
+		rows = max(rows, hi-lo) // silu(gate)·up
 		lo, hi = m.output.partOf(k, m.parts)
 		n = max(n, 4*maxBatch*rows, 4*(hi-lo))
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/gguf/tools/synth"
+	"github.com/picolm/picolm-wasm/quant"
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
@@ -469,7 +471,7 @@ func TestSplitExchanges(t *testing.T) {
 				L := &m.layers[0]
 				for range layers {
 					want[k] = append(want[k], 4*n*(hi-lo)*c.KVMul*c.HeadDim, 4*n*(L.wo.hi-L.wo.lo),
-						2*4*n*(L.gate.hi-L.gate.lo), 4*n*(L.down.hi-L.down.lo))
+						4*n*(L.gate.hi-L.gate.lo), 4*n*(L.down.hi-L.down.lo)) // silu(gate)·up of its rows
 				}
 				if i == len(batches)-1 {
 					want[k] = append(want[k], 4*(m.output.hi-m.output.lo))
@@ -512,5 +514,30 @@ func TestSplitExchanges(t *testing.T) {
 	check("a token", 1)
 	if len(shards) != 1 {
 		t.Fatalf("%d shards", len(shards))
+	}
+}
+
+// TestSwiGLUPart: silu(gate)·up of any slice of a row, computed by
+// swigluPart, is the whole row's quant.SwiGLU bit for bit: slices inside
+// the row's blocks of 16, across their end, in the tail, and short ones.
+func TestSwiGLUPart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 2000 {
+		n := 1 + rng.IntN(100)
+		gate, up := make([]float32, n), make([]float32, n)
+		for i := range gate {
+			gate[i] = float32(rng.NormFloat64() * 3)
+			up[i] = float32(rng.NormFloat64())
+		}
+		lo := rng.IntN(n)
+		hi := lo + 1 + rng.IntN(n-lo)
+		g, u := append([]float32(nil), gate[lo:hi]...), append([]float32(nil), up[lo:hi]...)
+		swigluPart(g, u, lo, n)
+		quant.SwiGLU(gate, up)
+		for i, v := range g {
+			if math.Float32bits(v) != math.Float32bits(gate[lo+i]) {
+				t.Fatalf("row of %d, values %d..%d: [%d] %g, the whole row's %g", n, lo, hi-1, lo+i, v, gate[lo+i])
+			}
+		}
 	}
 }

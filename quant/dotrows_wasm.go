@@ -2,13 +2,11 @@
 
 package quant
 
-import "simd/archsimd"
-
 // The wasm SIMD128 DotRows kernels (matrix-vector products over
 // consecutive rows). The activation is prepared once per call, on the
 // stack: its int8 values split into even and odd int16 lanes, the form
 // i32x4.dot_i16x8_s takes (splitQ8_K, splitQ8_0 in
-// dotrows_wasm.s). The row kernels there then compute each block's
+// dotrows_wasm.s). The K-quant row kernels there then compute each block's
 // exact integer sums for several rows per call, stored block-major so
 // that the sums of four consecutive rows are one vector. The float part
 // then takes four rows at a time, one row per float32 lane: block j's
@@ -17,7 +15,8 @@ import "simd/archsimd"
 // every row's result is bit-identical to its Dot (and the chain of
 // dependent additions, a row's latency, is shared by four rows). The
 // last len(out)%4 rows are scaled one at a time by the Dot's own float
-// part (scaleQ4_KSums, scaleQ6_KSums, scaleQ8_0Sums).
+// part (scaleQ4_KSums, scaleQ6_KSums). Q8_0 and Q4_0, whose blocks are
+// 32 weights, do both parts in asm, four rows at a time (rows4_wasm.s).
 
 // dotRowsMaxCols is the longest row whose prepared activation (2 bytes
 // per element) DotRows keeps on the stack; longer rows go to Dot per row.
@@ -30,9 +29,6 @@ const q8KPrepBytes = 2*qkK + 2*qkK/16
 // dotRowsSums is the number of blocks (of all rows) whose integer sums a
 // K-quant row kernel computes per call: at least four rows.
 const dotRowsSums = 256
-
-// dotRowsQ8_0Sums is the same for Q8_0 and Q4_0.
-const dotRowsQ8_0Sums = 4 * dotRowsMaxCols / qk
 
 //go:noescape
 func splitQ8_K(dst, src *byte, nb int)
@@ -47,10 +43,10 @@ func q4KRowSums(x, yp, y *byte, nb, rows int, out *int32)
 func q6KRowSums(x, yp *byte, nb, rows int, out *int32)
 
 //go:noescape
-func q8_0RowSums(x, yp *byte, nb, rows int, out *int32)
+func q8_0Rows4(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32)
 
 //go:noescape
-func q4_0RowSums(x, yp *byte, ysum *int32, nb, rows int, out *int32)
+func q4_0Rows4(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32)
 
 // dotRowsQ4_KSIMD128 is the Q4_K DotRows kernel.
 func dotRowsQ4_KSIMD128(n int, w, act []byte, out []float32) {
@@ -104,109 +100,100 @@ func dotRowsQ6_KSIMD128(n int, w, act []byte, out []float32) {
 	}
 }
 
+//go:noescape
+func q4KScaleRows(out *float32, is, ms *int32, w, act *byte, tab *float32, k, nb, rowBytes int)
+
+//go:noescape
+func q6KScaleRows(out *float32, is, ms *int32, w, act *byte, tab *float32, k, nb, rowBytes int)
+
 // scaleRowsQ4_K is the float part of Q4_K's DotRows for the k = len(out)
 // rows (a multiple of four) at w, from the integer sums of their blocks,
 // block-major (is[k*j+i] and ms[k*j+i] row i's block j's): four rows in
 // the lanes of a vector, each lane the terms of scaleQ4_KSums in block
-// order from zero.
+// order from zero (q4KScaleRows in rows4_wasm.s).
 func scaleRowsQ4_K(out []float32, is, ms []int32, w, act []byte, rowBytes int) {
 	k := len(out)
 	nb := len(is) / k
-	ms, act = ms[:k*nb], act[:nb*q8_KBytes]
-	for g := 0; g < k; g += 4 {
-		x := w[g*rowBytes:]
-		acc := archsimd.BroadcastFloat32x4(0)
-		for j := range nb {
-			yd := archsimd.BroadcastFloat32x4(f32At(act[j*q8_KBytes:]))
-			d := fp16x4At(x[j*q4_KBytes:], rowBytes).Mul(yd)
-			dmin := fp16x4At(x[j*q4_KBytes+2:], rowBytes).Mul(yd)
-			iv := archsimd.LoadInt32x4Array((*[4]int32)(is[j*k+g:])).ConvertToFloat32()
-			mv := archsimd.LoadInt32x4Array((*[4]int32)(ms[j*k+g:])).ConvertToFloat32()
-			acc = acc.Add(d.Mul(iv).Sub(dmin.Mul(mv)))
-		}
-		acc.StoreArray((*[4]float32)(out[g:]))
-	}
+	w, ms, act = w[:k*rowBytes], ms[:k*nb], act[:nb*q8_KBytes]
+	q4KScaleRows(&out[0], &is[0], &ms[0], &w[0], &act[0], &fp16ToFP32Table[0], k, nb, rowBytes)
 }
 
 // scaleRowsQ6_K is scaleRowsQ4_K for Q6_K (the terms of scaleQ6_KSums).
 func scaleRowsQ6_K(out []float32, sums []int32, w, act []byte, rowBytes int) {
 	k := len(out)
 	nb := len(sums) / k
-	act = act[:nb*q8_KBytes]
-	for g := 0; g < k; g += 4 {
-		x := w[g*rowBytes:]
-		acc := archsimd.BroadcastFloat32x4(0)
-		for j := range nb {
-			yd := archsimd.BroadcastFloat32x4(f32At(act[j*q8_KBytes:]))
-			d := fp16x4At(x[j*q6_KBytes+208:], rowBytes).Mul(yd)
-			acc = acc.Add(d.Mul(archsimd.LoadInt32x4Array((*[4]int32)(sums[j*k+g:])).ConvertToFloat32()))
-		}
-		acc.StoreArray((*[4]float32)(out[g:]))
-	}
+	w, act = w[:k*rowBytes], act[:nb*q8_KBytes]
+	q6KScaleRows(&out[0], &sums[0], &sums[0], &w[0], &act[0], &fp16ToFP32Table[0], k, nb, rowBytes)
 }
 
-// dotRowsQ8_0SIMD128 is the Q8_0 DotRows kernel.
-func dotRowsQ8_0SIMD128(n int, w, act []byte, out []float32) { dotRowsQ8_0Acts(false, n, w, act, out) }
-
-// dotRowsQ4_0SIMD128 is the Q4_0 DotRows kernel.
-func dotRowsQ4_0SIMD128(n int, w, act []byte, out []float32) { dotRowsQ8_0Acts(true, n, w, act, out) }
-
-// dotRowsQ8_0Acts is the DotRows kernel of Q4_0 (q4) or Q8_0 weights: the
-// activation split once, the rows' integer sums in asm (q4_0RowSums,
-// q8_0RowSums), their float part four rows at a time.
-func dotRowsQ8_0Acts(q4 bool, n int, w, act []byte, out []float32) {
-	nb := n / qk
-	xsize, dot := q8_0Bytes, dotQ8_0SIMD128
-	if q4 {
-		xsize, dot = q4_0Bytes, dotQ4_0SIMD128
-	}
-	rowBytes := nb * xsize
-	if n > dotRowsMaxCols || nb == 0 {
-		dotRows(dot, n, rowBytes, w, act, out)
+// dotRowsQ8_0SIMD128 is the Q8_0 DotRows kernel: the rows four at a time
+// in asm (q8_0Rows4: integer and float part), the last len(out)%4 by the Dot.
+func dotRowsQ8_0SIMD128(n int, w, act []byte, out []float32) {
+	var a q8_0Act
+	if !a.prepare(n, q8_0Bytes, w, act, out) {
+		dotRows(dotQ8_0SIMD128, n, n/qk*q8_0Bytes, w, act, out)
 		return
 	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
-	var yp [2 * dotRowsMaxCols]byte
-	var ysum [dotRowsMaxCols / qk]int32
-	splitQ8_0(&yp[0], &ysum[0], &act[0], nb)
-	var sums [dotRowsQ8_0Sums]int32
-	rowSums := func(r, k int) { // rows r..r+k-1 into sums
-		if q4 {
-			q4_0RowSums(&w[r*rowBytes], &yp[0], &ysum[0], nb, k, &sums[0])
-		} else {
-			q8_0RowSums(&w[r*rowBytes], &yp[0], nb, k, &sums[0])
-		}
+	if g := len(out) / 4; g > 0 {
+		q8_0Rows4(&w[0], &a.yp[0], &a.yd[0], &a.ysum[0], &fp16ToFP32Table[0], a.nb, a.rowBytes, g, &out[0])
 	}
-	r := 0
-	for r+4 <= len(out) {
-		k := min(len(sums)/nb&^3, (len(out)-r)&^3)
-		rowSums(r, k)
-		scaleRows4(out[r:r+k], sums[:k*nb], w[r*rowBytes:], act, rowBytes, xsize)
-		r += k
-	}
-	for ; r < len(out); r++ {
-		rowSums(r, 1)
-		out[r] = scaleQ8_0Sums(0, sums[:nb], w[r*rowBytes:], act, xsize)
-	}
+	a.tail(dotQ8_0SIMD128, n, w, act, out)
 }
 
-// scaleRows4 is the float part of Q8_0's and Q4_0's DotRows for the
-// k = len(out) rows (a multiple of four) at w: out[i] = Σ_j float32(
-// sums[k*j+i])·float32(dx·dy), the reference's terms in block order, four
-// rows in the lanes of a vector (weight blocks of xsize bytes starting
-// with their fp16 scale, activation blocks Q8_0).
-func scaleRows4(out []float32, sums []int32, w, act []byte, rowBytes, xsize int) {
-	k := len(out)
-	nb := len(sums) / k
-	act = act[:nb*q8_0Bytes]
-	for g := 0; g < k; g += 4 {
-		x := w[g*rowBytes:]
-		acc := archsimd.BroadcastFloat32x4(0)
-		for j := range nb {
-			dy := archsimd.BroadcastFloat32x4(fp16At(act[j*q8_0Bytes:]))
-			d := fp16x4At(x[j*xsize:], rowBytes).Mul(dy)
-			acc = acc.Add(archsimd.LoadInt32x4Array((*[4]int32)(sums[j*k+g:])).ConvertToFloat32().Mul(d))
-		}
-		acc.StoreArray((*[4]float32)(out[g:]))
+// dotRowsQ4_0SIMD128 is the Q4_0 DotRows kernel, as dotRowsQ8_0SIMD128 (q4_0Rows4).
+func dotRowsQ4_0SIMD128(n int, w, act []byte, out []float32) {
+	var a q8_0Act
+	if !a.prepare(n, q4_0Bytes, w, act, out) {
+		dotRows(dotQ4_0SIMD128, n, n/qk*q4_0Bytes, w, act, out)
+		return
+	}
+	if g := len(out) / 4; g > 0 {
+		q4_0Rows4(&w[0], &a.yp[0], &a.yd[0], &a.ysum[0], &fp16ToFP32Table[0], a.nb, a.rowBytes, g, &out[0])
+	}
+	a.tail(dotQ4_0SIMD128, n, w, act, out)
+}
+
+// q8_0Act is a Q8_0 activation prepared for the four-row kernels of
+// 32-weight rows (q8_0Rows4, q4_0Rows4, q4_0Rows4Relaxed): split once by
+// splitQ8_0 (yp, and its blocks' sums ysum), its blocks' scales as float32
+// (yd); the relaxed Q8_0 kernel (q8_0Rows4Relaxed) fills yp with the
+// magnitudes and signs instead (absSignQ8_0). It lives on the caller's
+// stack: the asm takes pointers into it.
+type q8_0Act struct {
+	yp           [2 * dotRowsMaxCols]byte
+	ysum         [dotRowsMaxCols / qk]int32
+	yd           [dotRowsMaxCols / qk]float32
+	nb, rowBytes int
+}
+
+// prepare splits act for rows of n weights, xsize bytes a block; false
+// when the rows are too long for the buffers (or empty): the caller then
+// takes the Dot for each row.
+func (a *q8_0Act) prepare(n, xsize int, w, act []byte, out []float32) bool {
+	if !a.prepareScales(n, xsize, w, act, out) {
+		return false
+	}
+	splitQ8_0(&a.yp[0], &a.ysum[0], &act[0], a.nb)
+	return true
+}
+
+// prepareScales is prepare without the split: the checks, nb, rowBytes
+// and yd (the relaxed Q8_0 kernel prepares yp its own way).
+func (a *q8_0Act) prepareScales(n, xsize int, w, act []byte, out []float32) bool {
+	a.nb, a.rowBytes = n/qk, n/qk*xsize
+	if n > dotRowsMaxCols || a.nb == 0 || len(w) < len(out)*a.rowBytes || len(act) < a.nb*q8_0Bytes {
+		return false
+	}
+	for j := range a.nb {
+		a.yd[j] = fp16At(act[j*q8_0Bytes:])
+	}
+	return true
+}
+
+// tail takes the Dot for the last len(out)%4 rows, which the four-row
+// kernels leave.
+func (a *q8_0Act) tail(dot func(n int, w, act []byte) float32, n int, w, act []byte, out []float32) {
+	for r := len(out) &^ 3; r < len(out); r++ {
+		out[r] = dot(n, w[r*a.rowBytes:], act)
 	}
 }

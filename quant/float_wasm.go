@@ -9,21 +9,11 @@ import "simd/archsimd"
 // Each keeps the references' 32 running sums in eight four-lane vectors
 // (sum k in lane k%4 of vector k/4), so the lanes add the same products in
 // the same order, and reduces them as the references do. fp16 values widen
-// as fp16x4 (simd128_wasm.go) does, exactly; bfloat16 values are the top
-// halves of float32s.
+// exactly (widenF16x4); bfloat16 values are the top halves of float32s.
 
 // floatChunk is how many elements the F16 kernels widen at a time (a
 // multiple of 32: 2 KB of float32 on the stack).
 const floatChunk = 512
-
-// f16x4At widens the four fp16 values at b[0:8] (lo) or b[8:16] (hi).
-func f16x4At(b *[16]byte, hi bool) archsimd.Float32x4 {
-	h := loadU8(b).ReshapeToUint16s()
-	if hi {
-		return fp16x4(h.ExtendHi4ToUint32())
-	}
-	return fp16x4(h.ExtendLo4ToUint32())
-}
 
 // bf16x4At widens the four bfloat16 values at b[0:8] (lo) or b[8:16] (hi).
 func bf16x4At(b *[16]byte, hi bool) archsimd.Float32x4 {
@@ -85,10 +75,23 @@ func dotF16SIMD128(n int, w, act []byte) float32 {
 func widenF16SIMD128(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := 0; i+8 <= len(dst); i += 8 {
-		b := (*[16]byte)(src[2*i:])
-		f16x4At(b, false).StoreArray((*[4]float32)(dst[i:]))
-		f16x4At(b, true).StoreArray((*[4]float32)(dst[i+4:]))
+		h := loadU8((*[16]byte)(src[2*i:])).ReshapeToUint16s()
+		widenF16x4(h.ExtendLo4ToUint32()).StoreArray((*[4]float32)(dst[i:]))
+		widenF16x4(h.ExtendHi4ToUint32()).StoreArray((*[4]float32)(dst[i+4:]))
 	}
+}
+
+// widenF16x4 is fp16x4 in fewer operations: the exponent and mantissa bits
+// moved to their float32 places read as a float32 are the fp16 value
+// times 2^-112, exactly (a subnormal fp16 value becomes a subnormal
+// float32), and the multiplication by 2^112 is exact; infinities and NaNs
+// get the all-ones exponent (the NaN payload kept); the sign is or-ed in
+// last.
+func widenF16x4(u archsimd.Uint32x4) archsimd.Float32x4 {
+	em := u.And(archsimd.BroadcastUint32x4(0x7fff)).ShiftAllLeft(13)
+	bits := em.BitsToFloat32().Mul(archsimd.BroadcastFloat32x4(0x1p112)).ToBits()
+	bits = em.Or(archsimd.BroadcastUint32x4(0x7f800000)).IfElse(em.GreaterEqual(archsimd.BroadcastUint32x4(0x7c00<<13)), bits)
+	return bits.Or(u.And(archsimd.BroadcastUint32x4(0x8000)).ShiftAllLeft(16)).BitsToFloat32()
 }
 
 // laneDots32SIMD128 adds the products x[i]·y[i] to the 32 running sums
@@ -190,8 +193,61 @@ func dotNF32SIMD128(n int, w []byte, acts [][]byte, out []float32) {
 	dotEach(dotF32SIMD128, n, w, acts, out)
 }
 
+// f16Prep is the room for the widened activations of dotRowsNF16SIMD128,
+// as large as a variable on the stack can be: a whole batch for rows up
+// to 2048 long, 5 activations at a time for TinyLlama's FFN rows (5632).
+const f16Prep = dotRowsNPrep / 4
+
+// dotRowsNF16SIMD128 is dotNF16SIMD128 over consecutive rows, the
+// activations widened to float32 once per call (as many at a time as
+// f16Prep holds), each row's chunks once per pass: the rows then multiply
+// the same values in the same lanes. Rows longer than f16Prep take
+// dotNF16SIMD128 row by row.
 func dotRowsNF16SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNF16SIMD128, 2*n, n, w, acts, outs, at)
+	if n > f16Prep || n == 0 {
+		eachRow(dotNF16SIMD128, 2*n, n, w, acts, outs, at)
+		return
+	}
+	rows := len(w) / (2 * n)
+	w = w[:rows*2*n]
+	np := n &^ 31
+	var (
+		yf  [f16Prep]float32
+		wf  [floatChunk]float32
+		acc [MaxDotN][8]archsimd.Float32x4 // activation k's running sums
+	)
+	for len(acts) > 0 {
+		k := min(len(acts), MaxDotN, f16Prep/n)
+		for i, a := range acts[:k] {
+			a = a[:2*n]
+			y := yf[i*n : (i+1)*n]
+			widenF16SIMD128(y[:n&^7], a)
+			for j := n &^ 7; j < n; j++ {
+				y[j] = fp16At(a[2*j:])
+			}
+		}
+		for r := range rows {
+			x := w[r*2*n : (r+1)*2*n]
+			clear(acc[:k])
+			for c := 0; c < np; c += floatChunk {
+				m := min(floatChunk, np-c)
+				widenF16SIMD128(wf[:m], x[2*c:])
+				for i := range k {
+					laneDots32SIMD128(wf[:m], yf[i*n+c:i*n+c+m], &acc[i])
+				}
+			}
+			for i := range k {
+				s := &acc[i]
+				y := yf[i*n : (i+1)*n]
+				sum := float64(sumF16(laneHalves(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])))
+				for j := np; j < n; j++ {
+					sum += float64(fp16At(x[2*j:]) * y[j])
+				}
+				outs[i][at+r] = float32(sum)
+			}
+		}
+		acts, outs = acts[k:], outs[k:]
+	}
 }
 
 func dotRowsNBF16SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {

@@ -66,8 +66,14 @@ func platformTables() []kernelTable {
 // where the AVX2 table is.
 type simdVec struct{}
 
-func (simdVec) dotF16(a []float32, b []uint16) float32               { return dotF16VecAVX2(a, b) }
-func (simdVec) axpyF16(y []float32, a float32, x []uint16)           { axpyF16AVX2(y, a, x) }
+func (simdVec) dotF16(a []float32, b []uint16) float32     { return dotF16VecAVX2(a, b) }
+func (simdVec) axpyF16(y []float32, a float32, x []uint16) { axpyF16AVX2(y, a, x) }
+func (simdVec) scoresF16(sc, q []float32, keys []uint16, hd, stride, n int) {
+	scoresF16AVX2(sc, q, keys, hd, stride, n)
+}
+func (simdVec) accumulateF16(out, w []float32, values []uint16, hd, stride, n int) {
+	accumulateF16AVX2(out, w, values, hd, stride, n)
+}
 func (simdVec) expShift(x []float32, m float32, sum float64) float64 { return expShiftAVX2(x, m, sum) }
 func (simdVec) swiglu(gate, up []float32)                            { swigluAVX2(gate, up) }
 func (simdVec) roundFP16(x []float32, scale float32)                 { roundFP16AVX2(x, scale) }

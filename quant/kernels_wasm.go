@@ -31,10 +31,10 @@ func platformTables() []kernelTable {
 			{Q5_K, kernels{dot: dotQ5_KSIMD128, dotN: dotNQ5_KSIMD128, dotRows: dotRowsQ5_KSIMD128, dotRowsN: dotRowsNQ5_KSIMD128}},
 			{Q6_K, kernels{dot: dotQ6_KSIMD128, dotN: dotNQ6_KSIMD128, dotRows: dotRowsQ6_KSIMD128, dotRowsN: dotRowsNQ6_KSIMD128}},
 			{Q8_K, kernels{fromFloat: quantizeQ8_KSIMD128}},
-			{Q4_1, kernels{dot: dotQ4_1SIMD128}},
-			{Q5_0, kernels{dot: dotQ5_0SIMD128}},
-			{Q5_1, kernels{dot: dotQ5_1SIMD128}},
-			{IQ4_NL, kernels{dot: dotIQ4_NLSIMD128}},
+			{Q4_1, kernels{dot: dotQ4_1SIMD128, dotRows: dotRowsQ4_1SIMD128, dotRowsN: dotRowsNQ4_1SIMD128}},
+			{Q5_0, kernels{dot: dotQ5_0SIMD128, dotRows: dotRowsQ5_0SIMD128, dotRowsN: dotRowsNQ5_0SIMD128}},
+			{Q5_1, kernels{dot: dotQ5_1SIMD128, dotRows: dotRowsQ5_1SIMD128, dotRowsN: dotRowsNQ5_1SIMD128}},
+			{IQ4_NL, kernels{dot: dotIQ4_NLSIMD128, dotRows: dotRowsIQ4_NLSIMD128, dotRowsN: dotRowsNIQ4_NLSIMD128}},
 			{IQ4_XS, kernels{dot: dotIQ4_XSSIMD128, dotN: dotNIQ4_XSSIMD128, dotRows: dotRowsIQ4_XSSIMD128, dotRowsN: dotRowsNIQ4_XSSIMD128}},
 		},
 		simdVec: true,
@@ -47,6 +47,12 @@ type simdVec struct{}
 
 func (simdVec) dotF16(a []float32, b []uint16) float32     { return dotF16VecSIMD128(a, b) }
 func (simdVec) axpyF16(y []float32, a float32, x []uint16) { axpyF16SIMD128(y, a, x) }
+func (simdVec) scoresF16(sc, q []float32, keys []uint16, hd, stride, n int) {
+	scoresF16SIMD128(sc, q, keys, hd, stride, n)
+}
+func (simdVec) accumulateF16(out, w []float32, values []uint16, hd, stride, n int) {
+	accumulateF16SIMD128(out, w, values, hd, stride, n)
+}
 func (simdVec) expShift(x []float32, m float32, sum float64) float64 {
 	return expShiftSIMD128(x, m, sum)
 }

@@ -15,8 +15,9 @@ package quant
 // block once into a scratch block and dot that with every activation. The
 // float part is the reference's, lane by lane: the blocks' d·yd come from
 // here (the fp16 conversions), the fused multiply-adds are emulated exactly
-// in the asm (FMA8), and Q5_K's min sums, one float32 chain per activation,
-// are added here with fma32.
+// in the asm (FMA8), and Q5_K's min sums, one float32 chain per activation
+// (or row), are added here by fmaLanes, four chains side by side
+// (q5KMins; one at a time with fma32 for Dot).
 
 // x86Decoded is the size of a decoded block (the row kernels' scratch):
 // the 256 weights' quants times their scales as int16 lanes, then 16 int16
@@ -71,10 +72,11 @@ func prepareQ8_KX86(yp, act []byte, nb int) {
 // activations prepared at yp (yd[nb·i + j]: activation i's block j's
 // scale) to acc[i] and, for Q5_K, sm[i] (the min sums), with the row
 // kernel of t (for one activation the one that dots each block as it
-// decodes it); d and ms are scratch of 2·nb·k and nb·k values. (The row
-// kernels are called by name: through a func value the stack arrays would
-// escape.)
-func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxDotN][8]float32, sm *[MaxDotN]float32, d []float32, ms []int32, wd *[x86Decoded]byte) {
+// decodes it); d and ms are scratch of 2·nb·k and nb·k values, sc
+// q5KMins' room (nil: Q5_K's min sums one fma32 at a time, for Dot). (The
+// row kernels are called by name: through a func value the stack arrays
+// would escape.)
+func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxDotN][8]float32, sm *[MaxDotN]float32, d []float32, ms []int32, wd *[x86Decoded]byte, sc *x86Scratch) {
 	yd, d = yd[:k*nb], d[:2*k*nb]
 	switch t {
 	case Q5_K:
@@ -91,12 +93,23 @@ func x86Row(t Type, x []byte, nb int, yp []byte, yd []float32, k int, acc *[MaxD
 			q5KRowN(&x[0], nb, &yp[0], k, &d[0], acc, &ms[0], wd)
 		}
 		ms = ms[:k*nb]
-		for i := range k {
-			s := sm[i]
+		if sc == nil {
+			s := sm[0]
 			for j := range nb {
-				s = fma32(-yd[i*nb+j]*fp16At(x[j*q5_KBytes+2:]), float32(ms[i*nb+j]), s)
+				s = fma32(-yd[j]*fp16At(x[j*q5_KBytes+2:]), float32(ms[j]), s)
 			}
-			sm[i] = s
+			sm[0] = s
+			break
+		}
+		dm := sc.dm[:nb]
+		for j := range nb {
+			dm[j] = fp16At(x[j*q5_KBytes+2:])
+		}
+		for i := 0; i < k; i += 4 {
+			var s4 [4]float32
+			copy(s4[:], sm[i:min(i+4, k)])
+			q5KMins(&s4, ms[i*nb:], yd[i*nb:], nb, dm, 0, min(4, k-i), nb, sc)
+			copy(sm[i:min(i+4, k)], s4[:])
 		}
 	case Q3_K:
 		x = x[:nb*q3_KBytes]
@@ -146,6 +159,43 @@ func x86Result(t Type, acc *[MaxDotN][8]float32, sm *[MaxDotN]float32, i int) fl
 	return s
 }
 
+// q5KMins adds the Q5_K min terms of up to four lanes (activations or
+// rows) l < lanes to sm[l], as x86Row's one-activation loop does for each:
+// sm[l] = fma32(-y_lj·dm_lj, float32(ms[l·nb+j]), sm[l]) for the nb blocks
+// j in order, y_lj = y[l·nb+j] and dm_lj = dm[l·dmStride+j] (dmStride 0:
+// one row's scales for every lane), by fmaLanes, the lanes side by side.
+func q5KMins(sm *[4]float32, ms []int32, y []float32, ys int, dm []float32, dmStride, lanes, nb int, sc *x86Scratch) {
+	s4, d4 := sc.s4[:4*nb], sc.d4[:4*nb]
+	var m [4][]int32
+	var yl, dl [4][]float32
+	for l := range 4 {
+		// a missing lane repeats lane 0 (its result is not used)
+		k := l
+		if l >= lanes {
+			k = 0
+		}
+		m[l], yl[l], dl[l] = ms[k*nb:k*nb+nb], y[k*ys:k*ys+nb], dm[k*dmStride:k*dmStride+nb]
+	}
+	m0, m1, m2, m3 := m[0][:nb], m[1][:nb], m[2][:nb], m[3][:nb]
+	y0, y1, y2, y3 := yl[0][:nb], yl[1][:nb], yl[2][:nb], yl[3][:nb]
+	d0, d1, d2, d3 := dl[0][:nb], dl[1][:nb], dl[2][:nb], dl[3][:nb]
+	for j := range nb {
+		sv := (*[4]int32)(s4[4*j:])
+		sv[0], sv[1], sv[2], sv[3] = m0[j], m1[j], m2[j], m3[j]
+		dv := (*[4]float32)(d4[4*j:])
+		dv[0], dv[1], dv[2], dv[3] = -y0[j]*d0[j], -y1[j]*d1[j], -y2[j]*d2[j], -y3[j]*d3[j]
+	}
+	fmaLanes(&s4[0], &d4[0], nb, 16, sm)
+}
+
+// x86Scratch is the room q5KMins works in: its lanes' terms, and the
+// row's min scales.
+type x86Scratch struct {
+	s4 [4 * x86PrepBlocks]int32
+	d4 [4 * x86PrepBlocks]float32
+	dm [4 * x86PrepBlocks]float32
+}
+
 // x86Size is t's block size.
 func x86Size(t Type) int {
 	switch t {
@@ -180,13 +230,14 @@ func x86Dot(t Type, n int, w, act []byte) float32 {
 		for j := range m {
 			yd[j] = f32At(act[(c+j)*q8_KBytes:])
 		}
-		x86Row(t, w[c*size:], m, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd)
+		x86Row(t, w[c*size:], m, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd, nil)
 	}
 	return x86Result(t, &acc, &sm, 0)
 }
 
 // x86Rows is the DotRows kernel of t: the activation prepared once, then
-// the row kernel per row; rows longer than dotRowsMaxCols take Dot.
+// the row kernel per row (for Q5_K four rows at a time, q5KRows); rows
+// longer than dotRowsMaxCols take Dot.
 func x86Rows(t Type, n int, w, act []byte, out []float32) {
 	nb := n / qkK
 	size := x86Size(t)
@@ -211,10 +262,45 @@ func x86Rows(t Type, n int, w, act []byte, out []float32) {
 	for j := range nb {
 		yd[j] = f32At(act[j*q8_KBytes:])
 	}
+	if t == Q5_K {
+		q5KRows(w, nb, yp[:], yd[:nb], d[:nb], out)
+		return
+	}
 	for r := range out {
 		acc[0], sm[0] = [8]float32{}, 0
-		x86Row(t, w[r*rowBytes:], nb, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd)
+		x86Row(t, w[r*rowBytes:], nb, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd, nil)
 		out[r] = x86Result(t, &acc, &sm, 0)
+	}
+}
+
+// q5KRows is x86Rows for Q5_K (nb ≤ dotRowsMaxCols/qkK blocks a row):
+// four rows at a time, each row's lanes by q5KRow1, their min sums side by
+// side (q5KMins); d is scratch of nb values.
+func q5KRows(w []byte, nb int, yp []byte, yd, d []float32, out []float32) {
+	const maxNB = dotRowsMaxCols / qkK
+	rowBytes := nb * q5_KBytes
+	var (
+		acc [4][8]float32
+		ms  [4 * maxNB]int32
+		sc  x86Scratch
+	)
+	for r := 0; r < len(out); r += 4 {
+		lanes := min(4, len(out)-r)
+		for g := range lanes {
+			x := w[(r+g)*rowBytes : (r+g+1)*rowBytes]
+			dm := sc.dm[g*nb : (g+1)*nb]
+			for j := range nb {
+				d[j] = yd[j] * fp16At(x[j*q5_KBytes:])
+				dm[j] = fp16At(x[j*q5_KBytes+2:])
+			}
+			acc[g] = [8]float32{}
+			q5KRow1(&x[0], nb, &yp[0], &d[0], &acc[g], &ms[g*nb])
+		}
+		var sm [4]float32
+		q5KMins(&sm, ms[:], yd, 0, sc.dm[:], nb, lanes, nb, &sc)
+		for g := range lanes {
+			out[r+g] = hsumX86(&acc[g]) + sm[g]
+		}
 	}
 }
 
@@ -245,6 +331,7 @@ func x86RowsN(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 		acc [MaxDotN][8]float32
 		sm  [MaxDotN]float32
 		wd  [x86Decoded]byte
+		sc  x86Scratch
 	)
 	for len(acts) > 0 {
 		k := min(len(acts), MaxDotN, x86PrepBlocks/nb)
@@ -257,7 +344,7 @@ func x86RowsN(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int) 
 		for r := range rows {
 			clear(acc[:k])
 			clear(sm[:k])
-			x86Row(t, w[r*rowBytes:], nb, yp[:], yd[:], k, &acc, &sm, d[:], ms[:], &wd)
+			x86Row(t, w[r*rowBytes:], nb, yp[:], yd[:], k, &acc, &sm, d[:], ms[:], &wd, &sc)
 			for i := range k {
 				outs[i][at+r] = x86Result(t, &acc, &sm, i)
 			}

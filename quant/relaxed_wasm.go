@@ -12,9 +12,11 @@ package quant
 // gives the bits of its portable twin, as
 // the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
 // relaxed dot is wrong). The module needs scripts/relaxpatch after linking
-// (relaxed_wasm.h). Q4_0 keeps its SIMD128 Dot and DotRows, Q8_0 all its
-// SIMD128 kernels, which measured as fast or faster (relaxed_wasm.s); Q4_0
-// has a relaxed DotRowsN (relaxedn_wasm.go). No
+// (relaxed_wasm.h). Q4_0 keeps its SIMD128 Dot, Q8_0 its SIMD128 Dot and
+// DotRowsN, which measured as fast or faster (relaxed_wasm.s); Q4_0 has a
+// relaxed DotRows (rows4_relaxed_wasm.s) and DotRowsN (relaxedn_wasm.go),
+// Q8_0 a relaxed DotRows (rows4_relaxed_wasm.s: the activation's signs
+// moved onto the weights, its magnitudes the i7 operand). No
 // float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
 // the engine's choice, and the results must be the reference's bits.
 
@@ -27,7 +29,8 @@ func relaxedTables() []kernelTable {
 		formats: []formatKernels{
 			{Q4_K, kernels{dot: dotQ4_KRelaxed, dotRows: dotRowsQ4_KRelaxed, dotRowsN: dotRowsNQ4_KRelaxed}},
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
-			{Q4_0, kernels{dotRowsN: dotRowsNQ4_0Relaxed}},
+			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed, dotRowsN: dotRowsNQ4_0Relaxed}},
+			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
 		},
 	}}
 }
@@ -119,4 +122,62 @@ func dotRowsQ6_KRelaxed(n int, w, act []byte, out []float32) {
 		q6KRowSumsRelaxed(&w[r*rowBytes], &act[0], nb, 1, &sums[0])
 		out[r] = scaleQ6_KSums(0, sums[:nb], w[r*rowBytes:], act)
 	}
+}
+
+//go:noescape
+func q4_0Rows4Relaxed(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32)
+
+// dotRowsQ4_0Relaxed is the Q4_0 DotRows kernel: dotRowsQ4_0SIMD128
+// (dotrows_wasm.go) with q4_0Rows4Relaxed, which takes the activation as
+// it is (the split gives its blocks' sums).
+func dotRowsQ4_0Relaxed(n int, w, act []byte, out []float32) {
+	var a q8_0Act
+	if !a.prepare(n, q4_0Bytes, w, act, out) {
+		dotRows(dotQ4_0SIMD128, n, n/qk*q4_0Bytes, w, act, out)
+		return
+	}
+	if g := len(out) / 4; g > 0 {
+		q4_0Rows4Relaxed(&w[0], &act[0], &a.yd[0], &a.ysum[0], &fp16ToFP32Table[0], a.nb, a.rowBytes, g, &out[0])
+	}
+	a.tail(dotQ4_0SIMD128, n, w, act, out)
+}
+
+//go:noescape
+func q8_0Rows4Relaxed(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32) bool
+
+//go:noescape
+func absSignQ8_0(dst, src *byte, nb int) bool
+
+// q8_0RelaxedGroups is the groups of four rows a q8_0Rows4Relaxed call
+// takes: after a call that meets a weight byte of -128, the rest of the
+// rows, from that call's first one, take the SIMD128 kernel.
+const q8_0RelaxedGroups = 64
+
+// dotRowsQ8_0Relaxed is the Q8_0 DotRows kernel: dotRowsQ8_0SIMD128
+// (dotrows_wasm.go) with q8_0Rows4Relaxed, which moves the activation's
+// signs onto the weights (rows4_relaxed_wasm.s). An activation or weight
+// byte of -128, which ggml's quantizers never write, sends the rows from
+// there on to q8_0Rows4, so every result is the SIMD128 kernel's.
+func dotRowsQ8_0Relaxed(n int, w, act []byte, out []float32) {
+	var a q8_0Act
+	if !a.prepareScales(n, q8_0Bytes, w, act, out) {
+		dotRows(dotQ8_0SIMD128, n, n/qk*q8_0Bytes, w, act, out)
+		return
+	}
+	tab := &fp16ToFP32Table[0]
+	g, r := len(out)/4, 0 // r: groups done
+	if absSignQ8_0(&a.yp[0], &act[0], a.nb) {
+		for r < g {
+			k := min(q8_0RelaxedGroups, g-r)
+			if !q8_0Rows4Relaxed(&w[4*r*a.rowBytes], &a.yp[0], &a.yd[0], &a.ysum[0], tab, a.nb, a.rowBytes, k, &out[4*r]) {
+				break
+			}
+			r += k
+		}
+	}
+	if r < g {
+		splitQ8_0(&a.yp[0], &a.ysum[0], &act[0], a.nb)
+		q8_0Rows4(&w[4*r*a.rowBytes], &a.yp[0], &a.yd[0], &a.ysum[0], tab, a.nb, a.rowBytes, g-r, &out[4*r])
+	}
+	a.tail(dotQ8_0SIMD128, n, w, act, out)
 }

@@ -23,3 +23,9 @@
 // kernel: the int16 pairs are widened instead by i32x4.dot_i16x8_s with the
 // sub-block's scale, which the multiplication by it needed anyway.)
 #define RDOT16 RELAXED(I16x8RelaxedDotI8x16I7x16S)
+
+// RDOTADD is i32x4.relaxed_dot_i8x16_i7x16_add_s(a, b, c) on the stack (c
+// on top): lane i is c[i] plus the four products a[4i+k]·b[4i+k], a's
+// bytes as int8. With every byte of b in 0..127 it is exact and the same
+// on every engine (RDOT16's pairs, which then fit in int16, added to c).
+#define RDOTADD RELAXED(I32x4RelaxedDotI8x16I7x16AddS)

@@ -14,10 +14,13 @@
 // dots). The int8 activations, as they are, are always its first operand;
 // the second is kept in 0..127 (see RDOT16): the unsigned nibbles of Q4_K
 // (0..15) and the unsigned quants of Q6_K (0..63), whose offset of 32 is
-// taken off with the activations' sums. (Q4_0 the same way measured no
-// faster than its SIMD128 kernel in the browser, and Q8_0, whose weights
-// and activations are both full int8, needs two dots, of y's low 7 bits
-// and of its sign bit, which measured slower: they are not here.)
+// taken off with the activations' sums. (Q4_0's Dot the same way measured
+// no faster than its SIMD128 kernel in the browser; its DotRows, four rows
+// a pass, is in rows4_relaxed_wasm.s. Q8_0, whose weights and
+// activations are both full int8, needs two dots, of y's low 7 bits and of
+// its sign bit, which measured slower: its Dot is not here. Its DotRows,
+// in rows4_relaxed_wasm.s, takes one dot instead, of the weights times the
+// activation's signs against its magnitudes.)
 //
 // register use: R0 weight block, R1 activation block, R2 blocks left,
 // R3 output; in the RowSums kernels R13 rows left, R14 the row's first

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -404,6 +405,84 @@ func TestMatVecTwins(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// q8Bytes returns n random int8 bytes in -127..127, as ggml's quantizers
+// write them (never -128).
+func q8Bytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(int8(rng.IntN(255) - 127))
+	}
+	return b
+}
+
+// TestMatVecQ8_0Signs checks Q8_0's MatVec on quants as ggml writes them
+// (-127..127; random blocks nearly always hold a -128 among thousands of
+// bytes), and then with one byte of -128 in a weight row (against a
+// negative and a positive activation) or in the activation: the relaxed
+// kernel takes x·sign(y) times |y|, exact on the former, and must notice
+// the latter and still give the reference's bits. Rows past 256 and 512
+// lie beyond its first calls.
+func TestMatVecQ8_0Signs(t *testing.T) {
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		rng := rand.New(rand.NewPCG(8, 128))
+		tr := ks.traits(Q8_0)
+		ref := refDots[Q8_0]
+		for _, s := range []struct{ n, rows int }{{2048, 67}, {5632, 33}, {32, 600}, {96, 1031}, {2048, 4}} {
+			nb := s.n / qk
+			rowBytes := nb * q8_0Bytes
+			w := randBlocks(rng, Q8_0, nb*s.rows)
+			act := randBlocks(rng, Q8_0, nb)
+			for b := range nb * s.rows {
+				copy(w[b*q8_0Bytes+2:(b+1)*q8_0Bytes], q8Bytes(rng, qk))
+			}
+			for b := range nb {
+				copy(act[b*q8_0Bytes+2:(b+1)*q8_0Bytes], q8Bytes(rng, qk))
+			}
+			// at ±127 everywhere: the largest sums
+			wx, ax := slices.Clone(w), slices.Clone(act)
+			for i := range wx {
+				if i%q8_0Bytes >= 2 {
+					wx[i] = byte(int8(127 - 254*rng.IntN(2)))
+				}
+			}
+			for i := range ax {
+				if i%q8_0Bytes >= 2 {
+					ax[i] = 0x81 // -127
+				}
+			}
+			check := func(what string, w, act []byte) {
+				t.Helper()
+				out := make([]float32, s.rows)
+				tr.MatVec(s.n, w, act, out)
+				for r := range s.rows {
+					if want := ref(s.n, w[r*rowBytes:(r+1)*rowBytes], act); math.Float32bits(out[r]) != math.Float32bits(want) {
+						t.Fatalf("n=%d rows=%d %s: row %d: MatVec %g, reference %g", s.n, s.rows, what, r, out[r], want)
+					}
+				}
+			}
+			check("quants in -127..127", w, act)
+			check("quants ±127", wx, ax)
+			for _, r := range []int{0, s.rows / 2, s.rows - 1} {
+				for _, neg := range []bool{true, false} {
+					w2, act2 := slices.Clone(w), slices.Clone(act)
+					i := rng.IntN(s.n)
+					w2[r*rowBytes+i/qk*q8_0Bytes+2+i%qk] = 0x80
+					y := &act2[i/qk*q8_0Bytes+2+i%qk]
+					if neg {
+						*y = byte(int8(-1 - rng.IntN(127)))
+					} else {
+						*y = byte(rng.IntN(128))
+					}
+					check(fmt.Sprintf("weight %d of row %d -128 (activation %d)", i, r, int8(*y)), w2, act2)
+				}
+			}
+			act2 := slices.Clone(act)
+			act2[rng.IntN(nb)*q8_0Bytes+2+rng.IntN(qk)] = 0x80
+			check("an activation -128", w, act2)
 		}
 	})
 }

@@ -15,6 +15,23 @@ func DotF16(a []float32, b []uint16) float32 { return table.vec.dotF16(a, b) }
 // product rounded to float32 before the add.
 func AxpyF16(y []float32, a float32, x []uint16) { table.vec.axpyF16(y, a, x) }
 
+// ScoresF16 sets sc[j*n+t] to DotF16(q[j*hd:(j+1)*hd], keys[t*stride:])
+// for the g = len(q)/hd heads j of q and the n keys t (fp16 rows of hd
+// values, stride apart): the attention scores of a group of query heads
+// that share a KV head, computed with each key converted once. sc holds
+// g*n scores, each one DotF16's bits.
+func ScoresF16(sc, q []float32, keys []uint16, hd, stride, n int) {
+	table.vec.scoresF16(sc, q, keys, hd, stride, n)
+}
+
+// AccumulateF16 adds w[j*n+t]·values[t*stride:t*stride+hd] to
+// out[j*hd:(j+1)*hd] for the g = len(out)/hd heads j, position t after
+// position, each as AxpyF16 would (the attention's weighted sum of the
+// values, for a group of query heads that share a KV head).
+func AccumulateF16(out, w []float32, values []uint16, hd, stride, n int) {
+	table.vec.accumulateF16(out, w, values, hd, stride, n)
+}
+
 // ExpShift sets x[i] = e^(x[i]-m), the exponentials of softmax, and returns
 // sum plus their sum, both as ggml's softmax on AVX-512 CPUs computes them
 // (ggml_vec_soft_max_f32; see expShiftRef) over x padded with -Inf to a
@@ -54,6 +71,22 @@ func (v vecSet) axpyF16(y []float32, a float32, x []uint16) {
 		simdVec{}.axpyF16(y, a, x)
 	} else {
 		axpyF16Ref(y, a, x)
+	}
+}
+
+func (v vecSet) scoresF16(sc, q []float32, keys []uint16, hd, stride, n int) {
+	if v.simd {
+		simdVec{}.scoresF16(sc, q, keys, hd, stride, n)
+	} else {
+		scoresF16Ref(sc, q, keys, hd, stride, n)
+	}
+}
+
+func (v vecSet) accumulateF16(out, w []float32, values []uint16, hd, stride, n int) {
+	if v.simd {
+		simdVec{}.accumulateF16(out, w, values, hd, stride, n)
+	} else {
+		accumulateF16Ref(out, w, values, hd, stride, n)
 	}
 }
 
@@ -117,6 +150,29 @@ func axpyF16Ref(y []float32, a float32, x []uint16) {
 	x = x[:len(y)]
 	for i := range y {
 		y[i] += float32(a * FP16ToFP32(x[i]))
+	}
+}
+
+// scoresF16Ref is ScoresF16: DotF16's reference per head and key.
+func scoresF16Ref(sc, q []float32, keys []uint16, hd, stride, n int) {
+	g := len(q) / hd
+	sc = sc[:g*n]
+	for j := range g {
+		for t := range n {
+			sc[j*n+t] = dotF16VecRef(q[j*hd:(j+1)*hd], keys[t*stride:])
+		}
+	}
+}
+
+// accumulateF16Ref is AccumulateF16: AxpyF16's reference per position and
+// head.
+func accumulateF16Ref(out, w []float32, values []uint16, hd, stride, n int) {
+	g := len(out) / hd
+	w = w[:g*n]
+	for t := range n {
+		for j := range g {
+			axpyF16Ref(out[j*hd:(j+1)*hd], w[j*n+t], values[t*stride:])
+		}
 	}
 }
 

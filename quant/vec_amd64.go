@@ -168,3 +168,62 @@ func roundFP16AVX2(x []float32, scale float32) {
 	archsimd.ClearAVXUpperBits() // for the scalar code after it (see hsum_amd64.s)
 	roundFP16Ref(x[i:], scale)
 }
+
+// f16RowMax is the longest fp16 row (a head's key or value) that
+// scoresF16AVX2 and accumulateF16AVX2 widen on their stack; longer ones,
+// or ones not a multiple of 8, take the references.
+const f16RowMax = 256
+
+// widenF16Row sets f[:len(h)] to the fp16 values h as float32 (len(h) a
+// multiple of 8).
+func widenF16Row(f *[f16RowMax]float32, h []uint16) {
+	for i := 0; i+8 <= len(h); i += 8 {
+		fp16x8(archsimd.LoadUint16x8Array((*[8]uint16)(h[i:]))).StoreArray((*[8]float32)(f[i:]))
+	}
+}
+
+// scoresF16AVX2 is scoresF16Ref, bit for bit: each key widened once, then
+// dotted with every head's query as dotF16VecAVX2 sums.
+func scoresF16AVX2(sc, q []float32, keys []uint16, hd, stride, n int) {
+	g := len(q) / hd
+	if hd%8 != 0 || hd > f16RowMax {
+		scoresF16Ref(sc, q, keys, hd, stride, n)
+		return
+	}
+	sc, q = sc[:g*n], q[:g*hd]
+	var k [f16RowMax]float32
+	for t := range n {
+		widenF16Row(&k, keys[t*stride:t*stride+hd])
+		for j := range g {
+			qj := q[j*hd : (j+1)*hd]
+			var acc archsimd.Float32x8 // zero by VPXOR (see dotF16VecAVX2)
+			for i := 0; i+8 <= len(qj); i += 8 {
+				acc = acc.Add(archsimd.LoadFloat32x8Array((*[8]float32)(qj[i:])).Mul(archsimd.LoadFloat32x8Array((*[8]float32)(k[i:]))))
+			}
+			sc[j*n+t] = hsumX86Vec(acc)
+		}
+	}
+}
+
+// accumulateF16AVX2 is accumulateF16Ref, bit for bit: each value row
+// widened once, then added to every head's output times its weight.
+func accumulateF16AVX2(out, w []float32, values []uint16, hd, stride, n int) {
+	g := len(out) / hd
+	if hd%8 != 0 || hd > f16RowMax {
+		accumulateF16Ref(out, w, values, hd, stride, n)
+		return
+	}
+	out, w = out[:g*hd], w[:g*n]
+	var v [f16RowMax]float32
+	for t := range n {
+		widenF16Row(&v, values[t*stride:t*stride+hd])
+		for j := range g {
+			a := archsimd.BroadcastFloat32x8(w[j*n+t])
+			o := out[j*hd : (j+1)*hd]
+			for i := 0; i+8 <= len(o); i += 8 {
+				p := (*[8]float32)(o[i:])
+				archsimd.LoadFloat32x8Array(p).Add(a.Mul(archsimd.LoadFloat32x8Array((*[8]float32)(v[i:])))).StoreArray(p)
+			}
+		}
+	}
+}

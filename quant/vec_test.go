@@ -77,6 +77,54 @@ func TestF16VecTwins(t *testing.T) {
 	})
 }
 
+// TestF16GroupTwins: ScoresF16 and AccumulateF16 give their references'
+// bits, which are DotF16's and AxpyF16's per head and position, for head
+// sizes the SIMD kernels take (multiples of 8 up to 256) and others.
+func TestF16GroupTwins(t *testing.T) {
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, hd := range []int{8, 16, 60, 64, 96, 128, 256, 264} {
+			for _, g := range []int{1, 2, 3, 8} {
+				n := 1 + rng.IntN(40)
+				stride := hd * (1 + rng.IntN(3))
+				keys := randFP16s(rng, n*stride)
+				q := make([]float32, g*hd)
+				for i := range q {
+					q[i] = float32(rng.NormFloat64())
+				}
+				got, want := make([]float32, g*n), make([]float32, g*n)
+				ks.vec.scoresF16(got, q, keys, hd, stride, n)
+				for j := range g {
+					for i := range n {
+						want[j*n+i] = dotF16VecRef(q[j*hd:(j+1)*hd], keys[i*stride:])
+					}
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("hd=%d g=%d n=%d [%d]: ScoresF16 %g, reference %g", hd, g, n, i, got[i], want[i])
+					}
+				}
+				out1 := make([]float32, g*hd)
+				for i := range out1 {
+					out1[i] = float32(rng.NormFloat64())
+				}
+				out2 := append([]float32(nil), out1...)
+				ks.vec.accumulateF16(out1, got, keys, hd, stride, n)
+				for i := range n {
+					for j := range g {
+						axpyF16Ref(out2[j*hd:(j+1)*hd], got[j*n+i], keys[i*stride:])
+					}
+				}
+				for i := range out1 {
+					if math.Float32bits(out1[i]) != math.Float32bits(out2[i]) {
+						t.Fatalf("hd=%d g=%d n=%d [%d]: AccumulateF16 %g, reference %g", hd, g, n, i, out1[i], out2[i])
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestExpTwins: ExpShift and SwiGLU give their references' bits (and
 // ExpShift the same sum), on random values, wide ones and the special ones
 // (zeros, infinities, NaNs, the ends of the float32 range of e^x), for

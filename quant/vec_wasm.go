@@ -191,3 +191,44 @@ func swigluSIMD128(gate, up []float32) {
 		gate[i] = g / (1 + expfC(-g)) * up[i]
 	}
 }
+
+// f16RowMax is the longest fp16 row (a head's key or value) that
+// scoresF16SIMD128 and accumulateF16SIMD128 widen on their stack; longer
+// ones, or ones not a multiple of 8, take the references.
+const f16RowMax = 256
+
+// scoresF16SIMD128 is scoresF16Ref, bit for bit (scoresF16Rows in
+// attn_wasm.s): each key widened once, then dotted with every head's
+// query as dotF16VecSIMD128 sums.
+func scoresF16SIMD128(sc, q []float32, keys []uint16, hd, stride, n int) {
+	g := len(q) / hd
+	if hd%8 != 0 || hd > f16RowMax || n <= 0 || g == 0 {
+		scoresF16Ref(sc, q, keys, hd, stride, n)
+		return
+	}
+	sc, q, keys = sc[:g*n], q[:g*hd], keys[:(n-1)*stride+hd]
+	var k [f16RowMax]float32
+	scoresF16Rows(&sc[0], &q[0], &keys[0], &k[0], hd, stride, n, g)
+}
+
+// accumulateF16SIMD128 is accumulateF16Ref, bit for bit
+// (accumulateF16Rows in attn_wasm.s): each value row widened once, then
+// added to every head's output times its weight.
+func accumulateF16SIMD128(out, w []float32, values []uint16, hd, stride, n int) {
+	g := len(out) / hd
+	if hd%8 != 0 || hd > f16RowMax || n <= 0 || g == 0 {
+		accumulateF16Ref(out, w, values, hd, stride, n)
+		return
+	}
+	out, w, values = out[:g*hd], w[:g*n], values[:(n-1)*stride+hd]
+	var v [f16RowMax]float32
+	accumulateF16Rows(&out[0], &w[0], &values[0], &v[0], hd, stride, n, g)
+}
+
+// In attn_wasm.s.
+//
+//go:noescape
+func scoresF16Rows(sc, q *float32, keys *uint16, kbuf *float32, hd, stride, n, heads int)
+
+//go:noescape
+func accumulateF16Rows(out, w *float32, vals *uint16, vbuf *float32, hd, stride, n, heads int)

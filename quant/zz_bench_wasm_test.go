@@ -50,7 +50,7 @@ func BenchmarkZZ(b *testing.B) {
 				var sm [MaxDotN]float32
 				for b.Loop() {
 					for r := range rows {
-						x86Row(IQ4_XS, w[r*rb:], 8, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd)
+						x86Row(IQ4_XS, w[r*rb:], 8, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd, nil)
 					}
 				}
 				b.SetBytes(int64(len(w)))

@@ -257,7 +257,7 @@ function options(body, model, endpoint) {
     topP: number(body, "top_p", 0, 1, 1, "top_p must be in (0, 1]", true),
     topK: integer(body, "top_k", 0, Number.MAX_SAFE_INTEGER, 0, "top_k must be >= 0 (0 is off)"),
     minP: number(body, "min_p", 0, 1, 0, "min_p must be in [0, 1]"),
-    seed: integer(body, "seed", 0, Number.MAX_SAFE_INTEGER, undefined, "seed must be from 0 to 2^53-1 here (the JS API's seeds are whole JS numbers)") ?? randomSeed(),
+    seed: integer(body, "seed", -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, undefined, "seed must be from -(2^53-1) to 2^53-1 here (the JS API's seeds are whole JS numbers)") ?? randomSeed(),
     maxTokens: 0, // until the model ends or the context is full
   };
   if (body.n !== null && body.n !== undefined) {

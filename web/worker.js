@@ -13,43 +13,29 @@ globalThis.picolmMemory = () => ({
   jsHeapBytes: self.performance && performance.memory ? performance.memory.usedJSHeapSize : 0,
 });
 
-// The lead's wait for a loading shard (wasm/browser/worker/split_js.go's
-// channel): one call from Go, without arguments (Go would box them) — Go
-// writes them into the channel's slots 24..27 first (slot, value, ms, µs
-// of polling).
-globalThis.picolmChannel = {
-  open(sab) {
-    const i32 = new Int32Array(sab);
-    return {
-      // leadAwait returns slot i32[24] once it no longer holds i32[25], or
-      // after about i32[26] ms: polling for i32[27] µs first, then sleeping.
-      leadAwait() {
-        const i = i32[24], v = i32[25], ms = i32[26], spinMs = i32[27] / 1000;
-        const t0 = performance.now();
-        for (let n = 1; ; n++) {
-          const cur = Atomics.load(i32, i);
-          if (cur !== v || ms <= 0) return cur;
-          if ((n & 255) === 0) {
-            const el = performance.now() - t0;
-            if (el >= ms) return cur;
-            if (el > spinMs) Atomics.wait(i32, i, v, ms - el);
-          }
-        }
-      },
-    };
-  },
-};
-
 // The synchronisation of a split model's mesh (split_js.go's sabMesh), one
 // call each from Go, without arguments: slot 0 counts the arrivals of
 // every part at the exchanges (exchange g is complete at g·parts), slot 1
 // is set when a part failed, slot 192+part counts the part's sleeps. This
 // part's exchange count lives here.
+//
+// A wait polls, then sleeps in Atomics.wait. How long it polls adapts
+// between SPIN_MIN and spinUs (split_js.go's meshSpinUs): a wait that slept
+// but ended within twice the polling time doubles it; one that ended later
+// than 8 times it halves it. Polling pays while the other parts arrive soon
+// (waking from Atomics.wait costs a futex wake-up on both sides) and costs
+// a core when the cores are shared (a descheduled part makes the waits run
+// long, and the polling shrinks).
 globalThis.picolmMesh = {
   open(sab, parts, part, spinUs, ms) {
+    const SPIN_MIN = 20;
     const i32 = new Int32Array(sab);
-    const spinMs = spinUs / 1000;
     let gen = 0;
+    let us = spinUs;
+    const adapt = (el, spinMs) => {
+      if (el > spinMs && el <= 2 * spinMs) us = Math.min(spinUs, 2 * us);
+      else if (el > 8 * spinMs) us = Math.max(SPIN_MIN, us >> 1);
+    };
     return {
       // arrive: this part has published its values of the next exchange.
       arrive() {
@@ -59,17 +45,24 @@ globalThis.picolmMesh = {
       },
       // await returns 0 once every part has arrived at this part's last
       // exchange, 1 when the mesh failed, 2 after about ms ms without
-      // either: polling for spinUs µs first, then sleeping.
+      // either.
       await() {
         const target = (gen * parts) | 0;
+        const spinMs = us / 1000;
         const t0 = performance.now();
         for (let n = 1; ; n++) {
           const cur = Atomics.load(i32, 0);
-          if (((cur - target) | 0) >= 0) return 0;
+          if (((cur - target) | 0) >= 0) {
+            adapt(performance.now() - t0, spinMs);
+            return 0;
+          }
           if (Atomics.load(i32, 1) !== 0) return 1;
           if ((n & 63) === 0) {
             const el = performance.now() - t0;
-            if (el >= ms) return 2;
+            if (el >= ms) {
+              adapt(el, spinMs);
+              return 2;
+            }
             if (el > spinMs) {
               i32[192 + part]++;
               Atomics.wait(i32, 0, cur, ms - el);
@@ -88,48 +81,35 @@ globalThis.picolmMesh = {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// STALL_MS is how long one read of a stream (a Blob slice's, a Range
-// reply's) may deliver nothing before it is given up and tried again: a
-// stream that never settles would otherwise hold a Worker's load forever
-// (a split model's lead gives up on a shard that reads nothing for 5
-// minutes; three tries fit in that).
-const STALL_MS = 60000;
-const stalled = () => new Error(`picolm:stalled: a read delivered nothing for ${STALL_MS / 1000} s`);
-
-// timed is p, or a stalled() rejection when p has not settled in STALL_MS.
-function timed(p) {
-  let t;
-  return Promise.race([p, new Promise((_, reject) => { t = setTimeout(() => reject(stalled()), STALL_MS); })])
-    .finally(() => clearTimeout(t));
-}
 const noRange = () => new Error("picolm:no-range: the server answered a Range request with the whole file");
 
+// STALL_MS is how long one read of a stream (a Blob slice's, a Range
+// reply's) may deliver nothing before it is given up and tried again: a
+// read that never settles would otherwise hold a Worker's load forever (a
+// split model's lead gives up on a shard that reads nothing for 5 minutes;
+// three tries fit in that).
+const STALL_MS = 30000;
+
+// timed is p, or a picolm:stalled rejection when p has not settled in STALL_MS.
+function timed(p) {
+  let t;
+  const stall = new Promise((_, reject) => {
+    t = setTimeout(() => reject(new Error(`picolm:stalled: a read delivered nothing for ${STALL_MS / 1000} s`)), STALL_MS);
+  });
+  return Promise.race([p, stall]).finally(() => clearTimeout(t));
+}
+
 // readInto reads the first n bytes of a byte stream into the staging
-// buffer (picolmSource.stage) and resolves with how many came: a BYOB
-// reader fills the one buffer (it moves from read to read: stage is
-// replaced by its latest view), so no array is made per read; elsewhere
-// the chunks are copied in.
+// buffer (picolmSource.stage) and resolves with how many came. The chunks
+// are copied in by a default reader: a BYOB reader, which would fill stage
+// in place, left a Blob slice's read pending for good in Chromium 156 in
+// about half the first loads of a model split over two Workers (the
+// chunks are short-lived garbage; stage is the one buffer kept). The reader
+// is cancelled, and the cancel awaited, before the bytes go back to Go.
 async function readInto(body, n) {
   const src = globalThis.picolmSource;
-  let reader = null;
-  try { reader = body.getReader({ mode: "byob" }); } catch { /* not a byte stream */ }
+  const reader = body.getReader();
   let off = 0;
-  if (reader) {
-    let buf = src.stage.buffer;
-    try {
-      while (off < n) {
-        const { value, done } = await timed(reader.read(new Uint8Array(buf, off, n - off)));
-        if (value) buf = value.buffer;
-        if (done) break;
-        off += value.byteLength;
-      }
-    } finally {
-      src.stage = new Uint8Array(buf);
-      reader.cancel().catch(() => {});
-    }
-    return off;
-  }
-  reader = body.getReader();
   try {
     while (off < n) {
       const { value, done } = await timed(reader.read());
@@ -139,17 +119,19 @@ async function readInto(body, n) {
       off += take;
     }
   } finally {
-    reader.cancel().catch(() => {});
+    await reader.cancel().catch(() => {});
   }
   return off;
 }
 
 // fetchRange reads bytes [start, end) of url into the staging buffer:
-// {n, size (the file's, from Content-Range)}.
+// {n, size (the file's, from Content-Range)}. A dropped connection or a
+// stalled read is tried again, three times in all.
 async function fetchRange(url, start, end) {
   for (let attempt = 1; ; attempt++) {
+    const abort = new AbortController(); // a stalled attempt's connection is let go
     try {
-      const resp = await timed(fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store" }));
+      const resp = await timed(fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, cache: "no-store", signal: abort.signal }));
       if (resp.status === 200) {
         resp.body && resp.body.cancel().catch(() => {});
         throw noRange();
@@ -160,8 +142,22 @@ async function fetchRange(url, start, end) {
       const n = await readInto(resp.body, Math.min(end, Number(m[2]) + 1) - start);
       return { n, size: m[3] === "*" ? NaN : Number(m[3]) };
     } catch (e) {
+      abort.abort();
       if (String(e.message).startsWith("picolm:no-range") || attempt >= 3) throw e;
-      await sleep(250 * attempt); // a dropped connection, a stalled read: try again
+      await sleep(250 * attempt);
+    }
+  }
+}
+
+// readBlob reads bytes [start, end) of a Blob into the staging buffer; a
+// stalled read is tried again, three times in all.
+async function readBlob(blob, start, end) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readInto(blob.slice(start, end).stream(), end - start);
+    } catch (e) {
+      if (!String(e.message).startsWith("picolm:stalled") || attempt >= 3) throw e;
+      console.warn(`picolm: reading bytes ${start}-${end - 1} of ${blob.name || "a Blob"} stalled; trying again`);
     }
   }
 }
@@ -180,21 +176,14 @@ globalThis.picolmSource = {
   // read reads bytes [start, end) of src into stage and resolves with their count.
   async read(src, start, end) {
     this.reserve(end - start);
-    if (typeof src === "string") return (await fetchRange(src, start, end)).n;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await readInto(src.slice(start, end).stream(), end - start);
-      } catch (e) {
-        if (!String(e.message).startsWith("picolm:stalled") || attempt >= 3) throw e;
-        console.warn(`picolm: reading bytes ${start}-${end - 1} of ${src.name || "a Blob"} stalled; trying again`);
-      }
-    }
+    if (typeof src !== "string") return readBlob(src, start, end);
+    return (await fetchRange(src, start, end)).n;
   },
   // probe reads the first n bytes (fewer when the file is shorter) into
   // stage: {size, n}, or {noRange: true} for a server without Range support.
   async probe(src, n) {
     this.reserve(n);
-    if (typeof src !== "string") return { size: src.size, n: await readInto(src.slice(0, n).stream(), Math.min(n, src.size)) };
+    if (typeof src !== "string") return { size: src.size, n: await readBlob(src, 0, Math.min(n, src.size)) };
     try {
       const r = await fetchRange(src, 0, n);
       if (!Number.isFinite(r.size)) return { noRange: true };

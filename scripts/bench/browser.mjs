@@ -11,11 +11,11 @@
 // compared on a shared machine. The generation is then run a second time
 // with the prompt already in the KV cache: its CPU time is the generated
 // tokens', and the first run's less that is the prompt's.
-import { readFileSync, readdirSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { descendants } from "../../web/test/procs.mjs";
 
 const [engine, modelDir, modelFile, prompt, gen, threads, build = ""] = process.argv.slice(2);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -37,25 +37,9 @@ const browser = await chromium.launch({
 });
 // cpuSeconds sums user + system time of this process's descendants but the
 // server: Chromium's processes (Linux /proc; clock ticks of 1/100 s).
-const cpuSeconds = () => {
-  const parent = new Map(), ticks = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    let st;
-    try { st = readFileSync(`/proc/${d}/stat`, "utf8"); } catch { continue; }
-    const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
-    parent.set(+d, +f[1]);
-    ticks.set(+d, +f[11] + +f[12]);
-  }
-  let sum = 0;
-  for (const [pid, t] of ticks) {
-    if (pid === process.pid || pid === server.pid) continue;
-    for (let p = pid; p > 1; p = parent.get(p) ?? 0) {
-      if (p === process.pid) { sum += t; break; }
-    }
-  }
-  return sum / 100;
-};
+const cpuSeconds = () => descendants(process.pid)
+  .filter((p) => p.pid !== server.pid)
+  .reduce((sum, p) => sum + +p.stat[11] + +p.stat[12], 0) / 100;
 let code = 0;
 try {
   const page = await browser.newPage();

@@ -285,9 +285,15 @@ func main() {
 	fmt.Println()
 	fmt.Print(report)
 	if *out != "" {
-		check(os.MkdirAll(filepath.Dir(filepath.Join(root, *out)), 0o755))
-		check(os.WriteFile(filepath.Join(root, *out), []byte(report), 0o644))
-		fmt.Println("wrote", *out)
+		// A relative FILE is the repository's (bench/RESULTS.md wherever
+		// the bench runs from), an absolute one is itself.
+		path := *out
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		check(os.MkdirAll(filepath.Dir(path), 0o755))
+		check(os.WriteFile(path, []byte(report), 0o644))
+		fmt.Println("wrote", path)
 	}
 }
 

@@ -15,9 +15,10 @@
 // of the renderer's RSS (the page and its Workers) and of the summed RSS and PSS
 // of every Chromium process, and the renderers' RSS split by mapping (idle,
 // loaded and at the peak: breakdown), as JSON.
-import { linkSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { linkSync, readFileSync, statSync } from "node:fs";
 import { join, basename } from "node:path";
 import { startServer, launch } from "./harness.mjs";
+import { descendants } from "./procs.mjs";
 
 const [file, workersArg, tokensArg] = process.argv.slice(2);
 if (!file) {
@@ -29,33 +30,20 @@ const size = statSync(file).size;
 
 // rss sums the resident memory of the Chromium processes among pid's descendants (bytes), and of the renderers.
 function rss(root) {
-  const kids = new Map();
-  const info = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const st = readFileSync(`/proc/${d}/stat`, "utf8");
-      const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
-      const cmd = readFileSync(`/proc/${d}/cmdline`, "utf8");
-      let kb = 0, pss = 0;
-      if (cmd.includes("chrom")) {
-        const roll = readFileSync(`/proc/${d}/smaps_rollup`, "utf8");
-        kb = Number(/Rss:\s+(\d+)/.exec(roll)?.[1] || 0);
-        pss = Number(/Pss:\s+(\d+)/.exec(roll)?.[1] || 0);
-      }
-      info.set(Number(d), { kb, pss, renderer: cmd.includes("--type=renderer") });
-      if (!kids.has(ppid)) kids.set(ppid, []);
-      kids.get(ppid).push(Number(d));
-    } catch { /* gone */ }
-  }
   let all = 0, renderer = 0, allPss = 0;
   const pids = [];
-  const walk = (p) => {
-    const i = info.get(p);
-    if (i) { all += i.kb * 1024; allPss += i.pss * 1024; if (i.renderer) { renderer += i.kb * 1024; pids.push(p); } }
-    for (const c of kids.get(p) || []) walk(c);
-  };
-  walk(root);
+  for (const { pid } of descendants(root)) {
+    let cmd, roll;
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes("chrom")) continue;
+      roll = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    } catch { continue; /* gone */ }
+    const kb = Number(/Rss:\s+(\d+)/.exec(roll)?.[1] || 0);
+    all += kb * 1024;
+    allPss += Number(/Pss:\s+(\d+)/.exec(roll)?.[1] || 0) * 1024;
+    if (cmd.includes("--type=renderer")) { renderer += kb * 1024; pids.push(pid); }
+  }
   return { all, allPss, renderer, pids };
 }
 

@@ -186,10 +186,14 @@ test("tools: a named tool_choice calls that function with arguments valid under 
   assert.deepEqual(errors, []);
 });
 
-test("seed: the same seed gives the same sampled text, other seeds others", async () => {
-  const t = await page.evaluate(() => window.seeds([5, 5, 6, 7, 8]));
+test("seed: the same seed gives the same sampled text, other seeds others, negative seeds too", async () => {
+  const t = await page.evaluate(() => window.seeds([5, 5, 6, 7, 8, -5, -5]));
   assert.equal(t[0], t[1]);
-  assert.ok(new Set(t.slice(1)).size > 1, JSON.stringify(t));
+  assert.ok(new Set(t.slice(1, 5)).size > 1, JSON.stringify(t));
+  // A negative seed, as the Cloudflare Worker takes it (int64, two's
+  // complement: host.SeedOf): reproducible, and not seed 5's sampling.
+  assert.equal(t[5], t[6]);
+  assert.notEqual(t[5], t[0]);
 });
 
 test("bad requests: BadRequestError naming the field; a model that cannot embed", async () => {

@@ -76,6 +76,17 @@ type ModelInfo struct {
 
 // GenerateRequest is one generation the page asks for. Exactly one of Prompt
 // and Messages is used: Messages when non-empty.
+// SeedOf is the sampler's seed for a seed given as a JS number: a whole
+// number from -(2^53-1) to 2^53-1 (web/openai.js refuses others), taken as
+// the Cloudflare Worker takes its int64 seeds, two's complement for the
+// negative ones, so a seed gives the same sampling on both.
+func SeedOf(f float64) uint64 {
+	if f < 0 {
+		return uint64(int64(f))
+	}
+	return uint64(f)
+}
+
 type GenerateRequest struct {
 	Prompt      string
 	Messages    []chat.Message

@@ -298,3 +298,13 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedOf: a JS seed is the sampler's seed as the Cloudflare Worker
+// makes it from its int64 seed (uint64(seed): two's complement).
+func TestSeedOf(t *testing.T) {
+	for _, s := range []int64{0, 1, 42, -1, -5, 1<<53 - 1, -(1<<53 - 1)} {
+		if got, want := SeedOf(float64(s)), uint64(s); got != want {
+			t.Errorf("SeedOf(%d) = %d, want %d", s, got, want)
+		}
+	}
+}

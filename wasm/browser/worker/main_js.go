@@ -367,7 +367,7 @@ func (b *bridge) generate(msg js.Value) {
 		TopP:        float32(flt(msg.Get("topP"), 0.9)),
 		TopK:        num(msg.Get("topK"), 0),
 		MinP:        float32(flt(msg.Get("minP"), 0)),
-		Seed:        uint64(flt(msg.Get("seed"), 42)),
+		Seed:        host.SeedOf(flt(msg.Get("seed"), 42)),
 		JSON:        msg.Get("json").Truthy(),
 		Grammar:     str(msg.Get("grammar")),
 		JSONSchema:  str(msg.Get("jsonSchema")),

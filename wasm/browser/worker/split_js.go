@@ -13,7 +13,7 @@ package main
 //
 // Go's wasm memory is not shared: the bytes move with js.CopyBytesToGo /
 // CopyBytesToJS through Uint8Array views made once, and the
-// synchronisation is web/worker.js's picolmChannel and picolmMesh (a JS
+// synchronisation of the mesh is web/worker.js's picolmMesh (a JS
 // call without arguments each: a call with arguments would box them, an
 // allocation per call).
 //
@@ -30,7 +30,6 @@ package main
 //	18 the shard's time computing in µs (wrapping; not waiting for the
 //	  others or the lead)   20 batches run   21 its time in attention, µs
 //	  (counters for splitStats; each slot has one writer)
-//	24..27 the lead's await arguments (slot, value, ms, µs polling first)
 //	bytes 128..160 the model identity, 256..1280 the error message.
 //
 // Mesh layout (Int32 slots, then the parts' values):
@@ -62,7 +61,6 @@ const (
 	ixState, ixPart, ixParts, ixPages, ixMsgLn, ixCtx = 2, 3, 4, 5, 6, 7
 	ixReadAt, ixReadLen                               = 8, 9
 	ixLoadedKiB, ixBusy, ixServed, ixAttnBusy         = 15, 18, 20, 21
-	ixLeadArgs                                        = 24
 
 	headSlots = 32
 
@@ -87,11 +85,9 @@ const (
 
 var errShardDied = errors.New("the shard worker failed")
 
-// channel is one lead–shard channel, as either side sees it. The lead's
-// wait for a loading shard is web/worker.js's picolmChannel.open(sab).
+// channel is one lead–shard channel, as either side sees it.
 type channel struct {
 	atomics js.Value
-	fns     js.Value // picolmChannel.open(sab): leadAwait
 	i32     js.Value // Int32Array over the whole buffer
 	hdr     [4 * headSlots]byte
 	u8      js.Value // Uint8Array over the whole buffer
@@ -104,14 +100,9 @@ func newChannel(sab js.Value) (*channel, error) {
 	if n < chanMin {
 		return nil, fmt.Errorf("a shard channel of %d bytes; at least %d needed", n, chanMin)
 	}
-	prim := js.Global().Get("picolmChannel")
-	if prim.Type() != js.TypeObject {
-		return nil, errors.New("no picolmChannel: the worker script is not web/worker.js")
-	}
 	u8 := js.Global().Get("Uint8Array").New(sab)
 	return &channel{
 		atomics: js.Global().Get("Atomics"),
-		fns:     prim.Call("open", sab),
 		i32:     js.Global().Get("Int32Array").New(sab),
 		u8:      u8,
 		counts:  u8.Call("subarray", 4*ixBusy, 4*headSlots),
@@ -133,31 +124,9 @@ func (c *channel) putCounts(hi int) { js.CopyBytesToJS(c.counts, c.hdr[4*ixBusy:
 
 func (c *channel) slot(i int) int32 { return int32(binary.LittleEndian.Uint32(c.hdr[4*i:])) }
 
-// await waits while slot i holds v, at most d, and returns the slot: it
-// polls for spinUs, then sleeps in Atomics.wait (the lead's, while a shard
-// loads).
-func (c *channel) await(i int, v int32, d time.Duration) int32 {
-	c.set(ixLeadArgs, int32(i))
-	c.set(ixLeadArgs+1, v)
-	c.set(ixLeadArgs+2, int32(d.Milliseconds()))
-	c.set(ixLeadArgs+3, spinUs)
-	js.CopyBytesToJS(c.u8.Call("subarray", 4*ixLeadArgs, 4*(ixLeadArgs+4)), c.hdr[4*ixLeadArgs:4*(ixLeadArgs+4)])
-	return int32(c.fns.Call("leadAwait").Int())
-}
-
-// spinUs is how long a Worker polls (µs) in an exchange before it sleeps
-// in Atomics.wait. Waking a thread from Atomics.wait costs a futex wake-up,
-// but polling for long loses on a machine whose cores are shared: the
-// poller takes the time a computing Worker needs. Measured on a 2-core AMD
-// EPYC under a load average of 14 (2026-12-02, TinyLlama-shaped Q4_K_M, 2
-// Workers, with the lead sending requests to the shards then): polling 2
-// ms for a reply and 1 ms for a request decoded at 0.63 tok/s, against
-// 1.0–1.2 tok/s polling 0.02 ms.
-const spinUs = 20
-
 // sabMesh is a part's side of the mesh (the layout above): an engine.Mesh.
 type sabMesh struct {
-	fns         js.Value // picolmMesh.open(sab, parts, part, spinUs, ms): arrive, await
+	fns         js.Value // picolmMesh.open(sab, parts, part, meshSpinUs, ms): arrive, await
 	part, parts int
 	gen         int           // exchanges published
 	area        int           // bytes of each part's values
@@ -172,9 +141,20 @@ type sabMesh struct {
 	watch []*channel
 }
 
-// meshSpinUs is how long a Worker polls (µs) in an exchange before it
-// sleeps in Atomics.wait (see spinUs).
-const meshSpinUs = spinUs
+// meshSpinUs is the longest a Worker polls (µs) in an exchange before it
+// sleeps in Atomics.wait; web/worker.js's picolmMesh adapts each part's
+// polling between 20 µs and this. Waking a thread from Atomics.wait costs
+// a futex wake-up on both sides, so polling pays while the others arrive
+// soon: on an idle 2-core AMD EPYC (avx2, avx512_vnni; 2026-12-05,
+// TinyLlama-shaped, 2 Workers, 128 tokens, the lead then sending requests
+// to the shard over a channel polled the same way) polling 300 µs instead
+// of 20 decoded Q4_K_M at 22.3 tok/s instead of 17.2 and Q4_0 at 14.4
+// instead of 10.5. But a poller takes the time a computing Worker needs
+// when the cores are shared: on a 2-core AMD EPYC under a load average of
+// 14 (2026-12-02), polling 2 ms decoded at 0.63 tok/s against 1.0–1.2
+// polling 20 µs. Hence the adaptation: a wait that ends long after the
+// polling gave up halves it, one that ends soon after lengthens it.
+const meshSpinUs = 1000
 
 // meshWaitMs is how long a wait in picolmMesh sleeps before it returns to
 // Go to check the deadline and the shards (the lead) or wait on (a shard).
@@ -365,7 +345,9 @@ func (p *sabPeer) Info() (engine.ShardInfo, error) {
 			}
 			return engine.ShardInfo{}, fmt.Errorf("shard worker %d of %d read nothing of the model for %v (%d MiB read, %s; it has not said it failed)", p.part, p.parts, loadStall, uint32(kib)>>10, doing)
 		}
-		p.c.await(ixState, stateLoading, 100*time.Millisecond)
+		// A sleep, not Atomics.wait: the lead's event loop runs while its
+		// shards load (its own streams' cancels settle, messages flow).
+		time.Sleep(5 * time.Millisecond)
 	}
 	if p.c.load(ixState) != stateServing {
 		if m := p.c.message(); m != "" {

@@ -1,0 +1,60 @@
+//go:build goexperiment.simd && relaxedsimd
+
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestQ8_0RelaxedPaths checks the parts of the relaxed Q8_0 DotRows kernel
+// directly (the twin tests only see its results): absSignQ8_0's magnitudes
+// and signs, and that it refuses an activation of -128; q8_0Rows4Relaxed's
+// rows against the reference, and that it reports a weight byte of -128.
+func TestQ8_0RelaxedPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 128))
+	const nb, rows = 5, 12
+	rowBytes := nb * q8_0Bytes
+	act := randBlocks(rng, Q8_0, nb)
+	w := randBlocks(rng, Q8_0, nb*rows)
+	for b := range nb * rows {
+		copy(w[b*q8_0Bytes+2:(b+1)*q8_0Bytes], q8Bytes(rng, qk))
+	}
+	for b := range nb {
+		copy(act[b*q8_0Bytes+2:(b+1)*q8_0Bytes], q8Bytes(rng, qk))
+	}
+	var a q8_0Act
+	if !a.prepareScales(nb*qk, q8_0Bytes, w, act, make([]float32, rows)) {
+		t.Fatal("prepareScales refused the rows")
+	}
+	if !absSignQ8_0(&a.yp[0], &act[0], nb) {
+		t.Fatal("absSignQ8_0 refused an activation in -127..127")
+	}
+	for b := range nb {
+		for j := range qk {
+			y := int8(act[b*q8_0Bytes+2+j])
+			mag, sign := a.yp[b*64+j], a.yp[b*64+32+j]
+			if int(mag) != max(int(y), -int(y)) || (sign == 0xff) != (y < 0) || (sign != 0 && sign != 0xff) {
+				t.Fatalf("block %d activation %d (%d): magnitude %d, sign byte %#x", b, j, y, mag, sign)
+			}
+		}
+	}
+	out := make([]float32, rows)
+	if !q8_0Rows4Relaxed(&w[0], &a.yp[0], &a.yd[0], &a.ysum[0], &fp16ToFP32Table[0], nb, rowBytes, rows/4, &out[0]) {
+		t.Fatal("q8_0Rows4Relaxed reported a weight of -128 in rows without one")
+	}
+	for r := range rows {
+		if want := dotQ8_0Ref(nb*qk, w[r*rowBytes:], act); math.Float32bits(out[r]) != math.Float32bits(want) {
+			t.Fatalf("row %d: %g, reference %g", r, out[r], want)
+		}
+	}
+	w[7*rowBytes+3*q8_0Bytes+2+17] = 0x80
+	if q8_0Rows4Relaxed(&w[0], &a.yp[0], &a.yd[0], &a.ysum[0], &fp16ToFP32Table[0], nb, rowBytes, rows/4, &out[0]) {
+		t.Fatal("q8_0Rows4Relaxed did not report a weight of -128")
+	}
+	act[2*q8_0Bytes+2+30] = 0x80
+	if absSignQ8_0(&a.yp[0], &act[0], nb) {
+		t.Fatal("absSignQ8_0 accepted an activation of -128")
+	}
+}
