@@ -96,7 +96,7 @@ func (s *Session) Embed(tokens []int, out []float32) error {
 	clear(out)
 	for at := 0; at < len(tokens); at += maxBatch {
 		batch := tokens[at:min(at+maxBatch, len(tokens))]
-		s.forward(batch, at)
+		s.forward(batch, at, false)
 		for b := range batch {
 			p := at + b
 			if pooling == PoolingCLS && p != 0 || pooling == PoolingLast && p != len(tokens)-1 {

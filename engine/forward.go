@@ -55,15 +55,9 @@ func (s *Session) eval(tokens []int) ([]float32, error) {
 	}
 	pos := len(s.tokens)
 	for at := 0; at < len(tokens); at += maxBatch {
-		s.forward(tokens[at:min(at+maxBatch, len(tokens))], pos+at)
+		end := min(at+maxBatch, len(tokens))
+		s.forward(tokens[at:end], pos+at, end == len(tokens))
 	}
-
-	// logits = Wout rmsnorm(x) of the last position
-	last := (len(tokens) - 1) % maxBatch
-	rmsnorm(s.xb[last], s.x[last], s.m.outNorm, s.m.Config.NormEps)
-	s.acts[last].set(s.xb[last])
-	s.products.run(s.m.cls, s.acts[last:last+1], s.logits)
-
 	if err := s.partsErr(); err != nil {
 		return nil, err
 	}
@@ -73,20 +67,36 @@ func (s *Session) eval(tokens []int) ([]float32, error) {
 
 // forward runs a batch of n <= maxBatch tokens at positions pos .. pos+n-1
 // through the layers: it stores their keys and values in the cache and
-// leaves their residual streams in x[:n]. Every step is done for each
-// position of the batch (row b is position pos+b); each matrix product
-// multiplies the batch's n activations at once.
-func (s *Session) forward(tokens []int, pos int) {
-	c := &s.m.Config
+// leaves their residual streams in x[:n], and with logits the logits of
+// the last one in logits[0]. In a split model the lead starts the other
+// parts on the batch (they run layers and classify with it).
+func (s *Session) forward(tokens []int, pos int, logits bool) {
 	n := len(tokens)
-	x, xb, xb2, ao := s.x[:n], s.xb[:n], s.xb2[:n], s.ao[:n] // [n][dim]
-	hb, hb2 := s.hb[:n], s.hb2[:n]                           // [n][hidden]
-	acts := s.acts[:n]
+	x := s.x[:n] // [n][dim]
 
 	// x = the tokens' embedding rows
 	for b, tok := range tokens {
 		s.m.tokEmbd.tr.Dequantize(x[b], s.m.tokEmbd.row(tok))
 	}
+	if ps := s.products.parts; ps != nil {
+		ps.start(pos, x, logits)
+	}
+	s.layers(pos, n)
+	if logits {
+		s.classify(n - 1)
+	}
+}
+
+// layers runs the residual streams x[:n] of positions pos .. pos+n-1
+// through the layers. Every step is done for each position of the batch
+// (row b is position pos+b); each matrix product multiplies the batch's n
+// activations at once. In a split model every part runs it, each over the
+// rows it holds, and the parts exchange their results (exchange).
+func (s *Session) layers(pos, n int) {
+	c := &s.m.Config
+	x, xb, xb2, ao := s.x[:n], s.xb[:n], s.xb2[:n], s.ao[:n] // [n][dim]
+	hb, hb2 := s.hb[:n], s.hb2[:n]                           // [n][hidden]
+	acts := s.acts[:n]
 
 	for l := range s.m.layers {
 		L := &s.m.layers[l]
@@ -104,6 +114,7 @@ func (s *Session) forward(tokens []int, pos int) {
 			acts[b].set(ao[b])
 		}
 		s.products.run(L.attnOut, acts, xb2)
+		s.exchange(&L.wo, xb2)
 		for b := range n {
 			add(xb2[b], L.bo)
 			add(x[b], xb2[b])
@@ -114,32 +125,77 @@ func (s *Session) forward(tokens []int, pos int) {
 			rmsnorm(xb[b], x[b], L.ffnNorm, c.NormEps)
 			acts[b].set(xb[b])
 		}
-		s.products.runSwiGLU(L.gateUp, acts, hb, hb2) // hb = silu(W1 xb) * W3 xb
+		s.products.run(L.gateUp, acts, hb, hb2)
+		s.swiglu(L, n) // hb = silu(hb) * hb2
 		for b := range n {
 			acts[b].set(hb[b])
 		}
 		s.products.run(L.ffnOut, acts, xb2)
+		s.exchange(&L.down, xb2)
 		for b := range n {
 			add(x[b], xb2[b])
 		}
 	}
 }
 
+// classify sets logits[0] = Wout rmsnorm(x[last]) (in a split model the
+// lead's; the other parts compute their rows of it for the lead).
+func (s *Session) classify(last int) {
+	rmsnorm(s.xb[last], s.x[last], s.m.outNorm, s.m.Config.NormEps)
+	s.acts[last].set(s.xb[last])
+	s.products.run(s.m.cls, s.acts[last:last+1], s.logits)
+	if ps := s.products.parts; ps != nil {
+		ps.cutRows(&s.m.output)
+		ps.exchange(ps.part == 0, s.logits)
+	}
+}
+
+// swiglu sets hb[b] = silu(hb[b]) * hb2[b] for b < n, from layer L's
+// gate and up products. In a split model each part does it for its own
+// rows of gate and up (split alike), each value as the whole row's SwiGLU
+// computes it (swigluPart), and the parts exchange hb alone.
+func (s *Session) swiglu(L *layer, n int) {
+	ps := s.products.parts
+	if ps == nil {
+		s.pool.forEach(n, s.swigluStep)
+		return
+	}
+	t := time.Now()
+	if w := &L.gate; w.hi > w.lo {
+		for b := range n {
+			swigluPart(s.hb[b][w.lo:w.hi], s.hb2[b][w.lo:w.hi], w.lo, w.rows)
+		}
+	}
+	ps.stats.Products += time.Since(t)
+	s.exchange(&L.gate, s.hb[:n])
+}
+
+// exchange, in a split model, gives every part the whole of each of sets
+// ([n][w's rows]) of which each part computed its own rows (split as w's);
+// in a whole model it does nothing.
+func (s *Session) exchange(w *matrix, sets ...[][]float32) {
+	if ps := s.products.parts; ps != nil {
+		ps.cutRows(w)
+		ps.exchange(true, sets...)
+	}
+}
+
 // attend sets ao[b], for b < n, to the attention output of position pos+b
 // in layer l, all heads, from the normed inputs xb[:n] (their activations
 // set): this part's heads here (attendPart), and in a split model every
-// other part's meanwhile, each over its slice of the KV cache.
+// other part's, each over its slice of the KV cache, exchanged.
 func (s *Session) attend(l, pos, n int) {
 	ps := s.products.parts
 	if ps == nil {
 		s.attendPart(l, pos, n)
 		return
 	}
-	ps.startAttention(l, pos, s.xb[:n])
 	t := time.Now()
 	s.attendPart(l, pos, n)
 	ps.stats.Attention += time.Since(t)
-	ps.finishAttention(s.m, s.ao[:n])
+	ps.stats.Attentions++
+	ps.cutHeads()
+	ps.exchange(true, s.ao[:n])
 }
 
 // attendPart is attention for this part's heads: q, k, v = Wq xb + bq,

@@ -334,10 +334,6 @@ func LoadWith(f *gguf.File, o LoadOptions) (*Model, error) {
 		L.qkv = m.product(&L.wq, &L.wk, &L.wv)
 		L.attnOut = m.product(&L.wo)
 		L.gateUp = m.product(&L.gate, &L.up)
-		if len(L.gateUp) == 1 { // gate and up in one format: a split model's parts reply with silu(gate)·up
-			L.gateUp[0].swiglu = true
-			m.groups[L.gateUp[0].id].swiglu = true
-		}
 		L.ffnOut = m.product(&L.down)
 	}
 	m.cls = m.product(&m.output)

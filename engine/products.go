@@ -9,44 +9,19 @@ import (
 // The products layer: every matrix product of the forward pass is one call
 // of products.run with a product (the matrices of a step that take the same
 // input, grouped at load) and the activations of a batch: one (decoding,
-// the MatVec kernels) or several (a prompt batch, the MatMul kernels). The
-// session computes its rows of the matrices over its pool; in a model split
-// over instances (shard.go) the peers compute theirs meanwhile, one request
-// per group. A layer's q, k and v are the exception: each part multiplies
-// its own heads' rows (products.local) for its own attention (attend).
+// the MatVec kernels) or several (a prompt batch, the MatMul kernels). An
+// instance computes the rows it holds over its pool: all of them in a
+// whole model; in a model split over instances (shard.go) its own, which
+// the parts then exchange. A layer's q, k and v are the exception: each
+// part multiplies its own heads' rows (products.local) for its own
+// attention (attend).
 
 // group is matrices multiplied by the same activations in one format (their
-// cols and activation types agree): what one request to the other parts of
-// a split model computes. A model's groups are numbered at load in the
-// order of the forward pass (Model.groups[id]); the parts name a group by
-// its id.
+// cols and activation types agree). A model's groups are numbered at load
+// in the order of the forward pass (Model.groups[id]).
 type group struct {
 	id   int
 	mats []*matrix
-	// swiglu marks a layer's gate and up as one group: in a split model a
-	// part replies with silu(gate)·up of its rows (swigluPart), not with
-	// both products, and the lead does the same for its own rows.
-	swiglu bool
-}
-
-// replyRows is the number of values part of parts replies with per
-// activation to a request for g: its rows of g's matrices (of gate alone
-// when g.swiglu).
-func (g *group) replyRows(part, parts int) int {
-	n := 0
-	for _, w := range g.replyMats() {
-		lo, hi := w.partOf(part, parts)
-		n += hi - lo
-	}
-	return n
-}
-
-// replyMats are the matrices of g whose rows a part replies with.
-func (g *group) replyMats() []*matrix {
-	if g.swiglu {
-		return g.mats[:1]
-	}
-	return g.mats
 }
 
 // product is the matrices one step of the forward pass multiplies by its
@@ -59,57 +34,38 @@ type product []group
 // products computes a session's matrix products.
 type products struct {
 	pool  *pool
-	parts *parts           // the other parts of a split model; nil when whole
+	parts *parts           // this part's side of a split model; nil when whole
 	rows  rowsTask         // the product on the pool
 	qa    [maxBatch][]byte // the batch's activations in a group's format
-	gu    [2][][]float32   // runSwiGLU's outputs: gate (then silu(gate)·up), up
-
-	swigluStep func(b int) // hb[b] = silu(hb[b])·hb2[b] (made once)
+	at    [maxBatch][]float32
 }
 
-// run sets outs[i][b] = W_i·acts[b] for the i-th matrix W_i of p and every
-// activation b of the batch: outs[i] is [len(acts)][W_i's rows].
+// run sets outs[i][b][r] = W_i[r]·acts[b] for the rows r this instance
+// holds of the i-th matrix W_i of p (all of them in a whole model) and
+// every activation b of the batch: outs[i] is [len(acts)][W_i's rows].
 func (ps *products) run(p product, acts []activation, outs ...[][]float32) {
-	if ps.parts == nil {
-		ps.local(p, acts, outs...)
-		return
+	var t time.Time
+	if ps.parts != nil {
+		t = time.Now()
 	}
 	for i := range p {
 		g := &p[i]
 		qa := ps.quantized(g, acts)
-		ps.parts.start(g, qa)
-		t := time.Now()
-		ps.group(g, qa, outs)
-		ps.parts.stats.Products += time.Since(t)
-		ps.parts.finish(g, outs[:len(g.mats)])
+		for j, w := range g.mats {
+			o := outs[j]
+			if w.lo != 0 { // the instance's rows from row w.lo on
+				for b := range o {
+					ps.at[b] = o[b][w.lo:]
+				}
+				o = ps.at[:len(o)]
+			}
+			ps.matrix(w, qa, o)
+		}
 		outs = outs[len(g.mats):]
 	}
-}
-
-// runSwiGLU sets hb[b] = silu(gate·acts[b]) · (up·acts[b]) for a layer's
-// p = gate, up (hb2 the up products' room). In a split model whose gate
-// and up are one group, each part computes silu(gate)·up of its own rows
-// and replies with those; else the products come whole and the SwiGLU is
-// run over the positions on the pool.
-func (ps *products) runSwiGLU(p product, acts []activation, hb, hb2 [][]float32) {
-	if ps.parts == nil || !p[0].swiglu { // (a swiglu group is its product's only one)
-		ps.run(p, acts, hb, hb2)
-		ps.pool.forEach(len(acts), ps.swigluStep)
-		return
+	if ps.parts != nil {
+		ps.parts.stats.Products += time.Since(t)
 	}
-	g := &p[0]
-	qa := ps.quantized(g, acts)
-	ps.parts.start(g, qa)
-	t := time.Now()
-	ps.gu = [2][][]float32{hb, hb2}
-	ps.group(g, qa, ps.gu[:])
-	if w := g.mats[0]; w.hi > w.lo {
-		for b := range acts {
-			swigluPart(hb[b][w.lo:w.hi], hb2[b][w.lo:w.hi], w.lo, w.rows)
-		}
-	}
-	ps.parts.stats.Products += time.Since(t)
-	ps.parts.finish(g, ps.gu[:1])
 }
 
 // swigluPart sets g[i] = silu(g[i])·u[i] for a slice of a row of n values
@@ -156,16 +112,22 @@ func (ps *products) quantized(g *group, acts []activation) [][]byte {
 }
 
 // group multiplies this instance's rows of g's matrices by qa on the pool:
-// outs[j] is the j-th matrix's.
+// outs[j] is the j-th matrix's, from row W_j.lo on.
 func (ps *products) group(g *group, qa [][]byte, outs [][][]float32) {
 	for j, w := range g.mats {
-		rows := w.hi - w.lo
-		if rows == 0 {
-			continue
-		}
-		ps.rows = rowsTask{w: w, acts: qa, outs: outs[j]}
-		ps.pool.run(&ps.rows, rows, ps.pool.productChunk(rows, len(qa)))
+		ps.matrix(w, qa, outs[j])
 	}
+}
+
+// matrix multiplies this instance's rows of w by qa on the pool: outs is
+// [len(qa)][w's rows from w.lo on].
+func (ps *products) matrix(w *matrix, qa [][]byte, outs [][]float32) {
+	rows := w.hi - w.lo
+	if rows == 0 {
+		return
+	}
+	ps.rows = rowsTask{w: w, acts: qa, outs: outs}
+	ps.pool.run(&ps.rows, rows, ps.pool.productChunk(rows, len(qa)))
 }
 
 // rowsTask is a product on the pool: its items are the rows this instance

@@ -23,6 +23,9 @@ type SessionOptions struct {
 	// (LoadOptions.Parts): one per part 1.., in any order. None for a
 	// whole model.
 	Peers []Peer
+	// Mesh joins a split model's lead to its other parts for the forward
+	// passes (shard.go); nil for a whole model.
+	Mesh Mesh
 }
 
 // DefaultMaxKVBytes keeps the KV cache well inside a 32-bit wasm memory.
@@ -74,6 +77,8 @@ type Session struct {
 	pool     *pool
 	products products // the matrix products: on the pool, and by the peers of a split model
 
+	swigluStep func(b int) // hb[b] = silu(hb[b]) * hb2[b], the positions over the pool
+
 	attn attnItems // attention's (position, head) pairs over the pool (attention.go)
 }
 
@@ -83,7 +88,7 @@ func (m *Model) NewSession(o SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.connect(o.Peers); err != nil {
+	if err := s.connect(o.Peers, o.Mesh); err != nil {
 		s.pool.close()
 		return nil, err
 	}
@@ -156,7 +161,7 @@ func (m *Model) newState(o SessionOptions) (*Session, error) {
 	if m.spec.neox {
 		s.rope = ropeNeoX
 	}
-	s.products.swigluStep = func(b int) { quant.SwiGLU(s.hb[b], s.hb2[b]) }
+	s.swigluStep = func(b int) { quant.SwiGLU(s.hb[b], s.hb2[b]) }
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -12,26 +13,37 @@ import (
 // A model can be split over instances that cannot share memory (Go wasm
 // instances in Web Workers, one thread each): every weight matrix by rows,
 // LoadOptions.Part of Parts. The lead (part 0) runs the Session; the others
-// are served by a Shard, which the lead reaches through a Peer. Per layer
-// the lead asks every peer for four steps (Request), and computes its own
-// share of each meanwhile:
+// run a Shard. Every part runs the same forward pass over its own rows,
+// and the parts meet through a Mesh at the points where each needs the
+// others' rows (an exchange: every part publishes its values and collects
+// everyone else's). A batch of positions goes through in 4 exchanges per
+// layer, plus one to start it and one for the logits:
 //
+//   - start: the lead publishes the batch (its first position, its size,
+//     whether the logits are wanted, and the tokens' embeddings: only the
+//     lead holds them); the shards publish nothing;
 //   - attention: each part holds the q, k and v rows of its KV heads (and
 //     their query heads, partHeads) and keeps those heads' slice of the KV
 //     cache; from the layer's normed input it computes their q, k and v,
-//     RoPE, the cache and their attention, and replies with their slice of
-//     the attention output;
-//   - the products of wo, gate and up, and down: each part its rows of the
-//     group's matrices times the quantized activations the lead sends (one
-//     request per group, products.go).
+//     RoPE, the cache and their attention, and publishes its slice of the
+//     attention output;
+//   - wo: each part its rows of wo times the (whole) attention output;
+//   - gate and up: each part its rows of both, and silu(gate)·up of
+//     them (swigluPart: each value as the whole row's SwiGLU computes
+//     it, which takes e^ in two ways by the value's place in the row);
+//     it publishes that alone;
+//   - down: each part its rows; then every part adds the whole result to
+//     its copy of the residual stream and norms it for the next layer;
+//   - the logits: each part its rows of the output matrix (only the lead
+//     reads the others').
 //
-// Then the output matrix. Every row's dot and every head's attention is
-// the same computation wherever it runs (the same kernels, the same order),
-// so the result is bit-identical to one instance's.
-//
-// A product request names its group by id (Model.groups, numbered at load
-// in the order of the forward pass), which every part numbers alike; an
-// attention request its layer.
+// So every part holds the whole residual stream and computes the norms,
+// residual adds and quantization of each activation itself: the lead has
+// no serial share in a layer but its own rows, and no part waits for
+// another's request. Every row's dot, every head's attention and every
+// element-wise step is the same computation wherever it runs (the same
+// kernels, the same order), so the result is bit-identical to one
+// instance's.
 
 // ErrShard reports a split model whose parts do not fit together, or a part
 // that failed.
@@ -48,40 +60,27 @@ type ShardInfo struct {
 	Context     int
 }
 
-// Op is what a Request asks a part for.
-type Op int
-
-const (
-	// OpProduct is the part's rows of a group's matrices times
-	// activations in the group's format: Request.ID is the group.
-	OpProduct Op = iota
-	// OpAttention is the part's heads of a layer's attention for a batch
-	// of consecutive positions: Request.ID is the layer, Request.Pos the
-	// first position, Request.Acts the layer's normed inputs as float32
-	// (quant.F32Bytes). The part's keys and values of those positions go
-	// into its cache.
-	OpAttention
-)
-
-// A Request is one step of a forward pass the lead asks a part for.
-type Request struct {
-	Op   Op
-	ID   int      // the group (OpProduct) or the layer (OpAttention)
-	Pos  int      // OpAttention: the position of the first activation
-	Acts [][]byte // one activation per position (1 decoding, up to 16 for a prompt batch)
-}
-
 // A Peer is a part of the model served elsewhere (a Shard in another
-// instance), as the lead's Session sees it: a transport to it.
+// instance), as the lead's Session sees it when it is made.
 type Peer interface {
 	// Info reports what the peer serves; NewSession checks it once.
 	Info() (ShardInfo, error)
-	// Start asks for a step (Shard.Serve): out receives the reply. r.Acts
-	// and out belong to the peer until Wait returns.
-	Start(r Request, out []float32) error
-	// Wait returns once out holds the started step's reply, or the peer
-	// failed. It must not block forever on a peer that died.
-	Wait() error
+}
+
+// A Mesh joins one part of a split model to all the others (the lead's
+// session and every Shard has one, SessionOptions.Mesh): the transport of
+// the exchanges. An exchange is a Publish, then a Collect: every part
+// makes both calls for every exchange, in the same order.
+type Mesh interface {
+	// Publish makes mine (this part's values of the exchange) available to
+	// the others. mine may be reused once Collect returns.
+	Publish(mine []byte) error
+	// Collect returns once every part has published its values of the
+	// exchange, with part k's copied into theirs[k] (resliced to their
+	// length; a nil theirs[k] is not read, nor is this part's own). It
+	// must not block forever on a part that died, and once it has failed
+	// (a part failed, or the mesh was closed) every later call fails.
+	Collect(theirs [][]byte) error
 }
 
 // Part returns which part of how many the model is (0 of 1 when whole).
@@ -99,36 +98,59 @@ func MaxParts(f *gguf.File) (int, error) {
 	return min(c.KVHeads, maxParts), nil
 }
 
-// actBytes is the size of one activation for w: cols values in w's
-// activation format.
-func actBytes(w *matrix) int {
-	vt := quant.TraitsOf(w.tr.VecDotType)
-	return w.cols / vt.BlockSize * vt.TypeSize
+// ExchangeBytes is the most bytes a part of m's split publishes in one
+// exchange, or collects from one other part: the room a Mesh needs per
+// part (the lead's start of a batch, or a part's rows of a batch).
+func (m *Model) ExchangeBytes() int {
+	c := &m.Config
+	n := startBytes + 4*maxBatch*c.Dim
+	L := &m.layers[0]
+	for k := range m.parts {
+		lo, hi := partHeads(c.KVHeads, k, m.parts)
+		rows := (hi - lo) * c.KVMul * c.HeadDim
+		for _, w := range []*matrix{&L.wo, &L.down} {
+			lo, hi := w.partOf(k, m.parts)
+			rows = max(rows, hi-lo)
+		}
+		lo, hi = L.gate.partOf(k, m.parts)
+		rows = max(rows, hi-lo) // silu(gate)·up
+		lo, hi = m.output.partOf(k, m.parts)
+		n = max(n, 4*maxBatch*rows, 4*(hi-lo))
+	}
+	return n
 }
 
-// A Shard serves the steps of one part (1 ..) of a split model for the
-// lead's Session: Serve is what a Peer's Start and Wait reach. It keeps
-// the part's heads' KV cache.
+// startBytes is the header of the lead's start of a batch: four int32s
+// (opForward, the first position, the batch size, whether the logits are
+// wanted), then the batch's embeddings as float32 (quant.F32Bytes).
+const (
+	startBytes = 16
+	opForward  = 1
+)
+
+// A Shard runs the part of a split model's forward pass that one part (1
+// ..) holds, batch after batch as the lead starts them (Step). It keeps the
+// part's heads' KV cache.
 type Shard struct {
-	m    *Model
-	s    *Session            // the part's attention state: its heads' q, k, v and KV cache
-	outs [maxBatch][]float32 // Serve's view of its reply, by activation
+	m *Model
+	s *Session // the part's state: its heads' KV cache, its copy of the residual streams
 }
 
-// NewShard serves m, a part other than the lead of a split model, with the
-// context the lead's session asks for in o (Context, MaxKVBytes, Threads;
-// no Peers).
+// NewShard makes the state of m, a part other than the lead of a split
+// model, with the context the lead's session asks for in o (Context,
+// MaxKVBytes, Threads; no Peers, no Mesh: Step is given it).
 func NewShard(m *Model, o SessionOptions) (*Shard, error) {
 	if m.part == 0 {
 		return nil, fmt.Errorf("%w: part 0 of %d is the lead: it runs a Session, not a Shard", ErrShard, m.parts)
 	}
-	if len(o.Peers) != 0 {
-		return nil, fmt.Errorf("%w: a shard has no peers", ErrShard)
+	if len(o.Peers) != 0 || o.Mesh != nil {
+		return nil, fmt.Errorf("%w: a shard has no peers, and is given its mesh by Step", ErrShard)
 	}
 	s, err := m.newState(o)
 	if err != nil {
 		return nil, err
 	}
+	s.products.parts = newParts(m)
 	return &Shard{m: m, s: s}, nil
 }
 
@@ -140,127 +162,79 @@ func (sh *Shard) Info() ShardInfo {
 	return ShardInfo{Identity: sh.m.identity, Part: sh.m.part, Parts: sh.m.parts, Context: sh.s.ctx}
 }
 
-// Limits are the largest request and reply the lead sends: activations per
-// request, bytes per activation, and floats per reply.
-func (sh *Shard) Limits() (acts, actLen, outLen int) {
-	c := &sh.m.Config
-	actLen, outLen = 4*c.Dim, maxBatch*sh.s.qDim // attention
-	for i := range sh.m.groups {
-		g := &sh.m.groups[i]
-		actLen = max(actLen, actBytes(g.mats[0]))
-		outLen = max(outLen, maxBatch*g.replyRows(sh.m.part, sh.m.parts))
-	}
-	return maxBatch, actLen, outLen
-}
+// ExchangeBytes is the room the shard's mesh needs per part
+// (Model.ExchangeBytes).
+func (sh *Shard) ExchangeBytes() int { return sh.m.ExchangeBytes() }
 
-// Serve computes the shard's reply to r into out, with the kernels the
-// lead's session uses (MatVec for one activation, MatMul for several):
-//
-//   - OpProduct: the shard's rows [lo, hi) of each matrix of the group
-//     times each activation: out holds, matrix after matrix,
-//     W[r]·acts[b] at b*(hi-lo) + r-lo; for a layer's gate and up
-//     (group.swiglu) only silu(gate[r]·acts[b])·(up[r]·acts[b]) there;
-//   - OpAttention: the attention output of the shard's query heads for
-//     each position: out[b*qDim:] is position Pos+b's slice of them.
-//
-// A request that does not fit the model (an unknown group or layer,
-// activations of the wrong number or size, positions past the context, out
-// of the wrong length) is an error, never a panic. Serve is not safe for
-// concurrent use (it reuses the Shard's state): one call at a time, as a
-// Worker's loop makes them.
-func (sh *Shard) Serve(r Request, out []float32) error {
-	if len(r.Acts) < 1 || len(r.Acts) > maxBatch {
-		return fmt.Errorf("%w: %d activations (1 to %d)", ErrShard, len(r.Acts), maxBatch)
-	}
-	switch r.Op {
-	case OpProduct:
-		return sh.product(r, out)
-	case OpAttention:
-		return sh.attention(r, out)
-	}
-	return fmt.Errorf("%w: no operation %d", ErrShard, r.Op)
-}
+// SplitStats reports where the shard's time went: as a Session's, and
+// Idle, the time it waited for the lead to start a batch.
+func (sh *Shard) SplitStats() SplitStats { return sh.s.products.parts.stats }
 
-func (sh *Shard) product(r Request, out []float32) error {
-	if r.ID < 0 || r.ID >= len(sh.m.groups) {
-		return fmt.Errorf("%w: no group %d (the model has %d)", ErrShard, r.ID, len(sh.m.groups))
+// Step runs one batch of the lead's forward pass over mesh: it waits for
+// the lead to start it (however long that takes), then runs it through the
+// layers with the other parts and, when the lead wants the logits, computes
+// its rows of them. A start that does not fit the model (no positions or
+// more than a batch, positions past the context, embeddings of the wrong
+// size) is an error, never a panic; so is a failed exchange. After an
+// error the split model is unusable (the mesh's owner fails it, so that
+// the other parts stop waiting).
+func (sh *Shard) Step(mesh Mesh) error {
+	ps, s, c := sh.s.products.parts, sh.s, &sh.m.Config
+	if ps.err != nil {
+		return ps.err
 	}
-	g := &sh.m.groups[r.ID]
-	want := actBytes(g.mats[0])
-	for _, a := range r.Acts {
-		if len(a) != want {
-			return fmt.Errorf("%w: group %d: a %d-byte activation, want %d", ErrShard, r.ID, len(a), want)
-		}
+	ps.mesh = mesh
+	t := time.Now()
+	theirs := ps.theirs
+	clear(theirs)
+	theirs[0] = ps.bufs[0]
+	err := mesh.Publish(nil)
+	if err == nil {
+		err = mesh.Collect(theirs)
 	}
-	if size := len(r.Acts) * g.replyRows(sh.m.part, sh.m.parts); len(out) != size {
-		return fmt.Errorf("%w: group %d: a reply of %d values, want %d", ErrShard, r.ID, len(out), size)
+	ps.stats.Idle += time.Since(t)
+	if err != nil {
+		ps.err = fmt.Errorf("%w %d: %w", ErrShard, sh.m.part, err)
+		return ps.err
 	}
-	outs := sh.outs[:len(r.Acts)]
-	if g.swiglu { // gate into out, up into hb2, then silu(gate)·up into out
-		gate, up := g.mats[0], g.mats[1]
-		n := gate.hi - gate.lo
-		if n == 0 {
-			return nil
-		}
-		for b := range outs {
-			outs[b] = out[b*n : (b+1)*n]
-		}
-		gate.mul(r.Acts, outs, gate.lo, gate.hi)
-		ups := sh.s.hb2[:len(r.Acts)]
-		up.mul(r.Acts, ups, up.lo, up.hi)
-		for b := range outs {
-			swigluPart(outs[b], ups[b][:n], gate.lo, gate.rows)
-		}
-		return nil
+	ps.stats.Syncs++
+	msg := theirs[0]
+	if len(msg) < startBytes {
+		return ps.fail(fmt.Errorf("%w %d: a start of %d bytes", ErrShard, sh.m.part, len(msg)))
 	}
-	for _, w := range g.mats {
-		n := w.hi - w.lo
-		if n == 0 {
-			continue
-		}
-		for b := range outs {
-			outs[b] = out[b*n : (b+1)*n]
-		}
-		w.mul(r.Acts, outs, w.lo, w.hi)
-		out = out[len(r.Acts)*n:]
-	}
-	return nil
-}
-
-func (sh *Shard) attention(r Request, out []float32) error {
-	s, c := sh.s, &sh.m.Config
-	n := len(r.Acts)
+	op, pos := int(int32(binary.LittleEndian.Uint32(msg))), int(int32(binary.LittleEndian.Uint32(msg[4:])))
+	n, logits := int(int32(binary.LittleEndian.Uint32(msg[8:]))), int32(binary.LittleEndian.Uint32(msg[12:]))
 	switch {
-	case r.ID < 0 || r.ID >= c.Layers:
-		return fmt.Errorf("%w: no layer %d (the model has %d)", ErrShard, r.ID, c.Layers)
-	case r.Pos < 0 || r.Pos > s.ctx-n:
-		return fmt.Errorf("%w: positions %d to %d, the context holds %d", ErrShard, r.Pos, r.Pos+n-1, s.ctx)
-	case len(out) != n*s.qDim:
-		return fmt.Errorf("%w: attention: a reply of %d values, want %d", ErrShard, len(out), n*s.qDim)
+	case op != opForward:
+		return ps.fail(fmt.Errorf("%w %d: no operation %d", ErrShard, sh.m.part, op))
+	case n < 1 || n > maxBatch:
+		return ps.fail(fmt.Errorf("%w %d: a batch of %d positions (1 to %d)", ErrShard, sh.m.part, n, maxBatch))
+	case pos < 0 || pos > s.ctx-n:
+		return ps.fail(fmt.Errorf("%w %d: positions %d to %d, the context holds %d", ErrShard, sh.m.part, pos, pos+n-1, s.ctx))
+	case logits != 0 && logits != 1:
+		return ps.fail(fmt.Errorf("%w %d: logits %d", ErrShard, sh.m.part, logits))
+	case len(msg) != startBytes+4*n*c.Dim:
+		return ps.fail(fmt.Errorf("%w %d: a start of %d bytes for %d positions, want %d", ErrShard, sh.m.part, len(msg), n, startBytes+4*n*c.Dim))
 	}
-	for b, a := range r.Acts {
-		if len(a) != 4*c.Dim {
-			return fmt.Errorf("%w: attention: a %d-byte input, want %d", ErrShard, len(a), 4*c.Dim)
-		}
-		copy(quant.F32Bytes(s.xb[b]), a)
-		s.acts[b].set(s.xb[b])
-	}
-	s.attendPart(r.ID, r.Pos, n)
-	q0 := s.kvLo * c.KVMul * c.HeadDim
 	for b := range n {
-		copy(out[b*s.qDim:(b+1)*s.qDim], s.ao[b][q0:q0+s.qDim])
+		copy(quant.F32Bytes(s.x[b]), msg[startBytes+4*b*c.Dim:])
 	}
-	return nil
+	s.layers(pos, n)
+	if logits == 1 {
+		s.classify(n - 1)
+	}
+	return ps.err
 }
 
-// SplitStats is where a split session's time went on the lead, cumulative.
+// SplitStats is where a part's time went, cumulative.
 type SplitStats struct {
-	Syncs      int           // steps started on the peers (each a request to every peer and a reply from each)
-	Attentions int           // of them attention steps
-	Attention  time.Duration // the lead's own heads' attention (q, k, v, RoPE, the cache, the heads)
-	Products   time.Duration // the lead's own rows of the other products
-	Send       time.Duration // sending the requests (Peer.Start)
-	Wait       time.Duration // waiting for the peers' replies and copying them in
+	Syncs      int           // exchanges (each a publish and a collect of every part)
+	Attentions int           // of them attention exchanges
+	Attention  time.Duration // its own heads' attention (q, k, v, RoPE, the cache, the heads)
+	Products   time.Duration // its own rows of the other products
+	Send       time.Duration // publishing its values (Mesh.Publish, and packing them)
+	Wait       time.Duration // waiting for the others' values and copying them in (Mesh.Collect)
+	Idle       time.Duration // a shard's: waiting for the lead to start a batch
 }
 
 // SplitStats reports where a split session's time went (zero for a whole
@@ -272,20 +246,43 @@ func (s *Session) SplitStats() SplitStats {
 	return s.products.parts.stats
 }
 
-// parts is the lead Session's side of a split model.
+// parts is a part's side of a split model: the lead Session's, or a
+// Shard's.
 type parts struct {
 	m       *Model
-	peers   []Peer           // peers[k] serves part k+1
-	replies [][]float32      // [peer][maxBatch × its largest reply]
-	floats  [maxBatch][]byte // an attention request's inputs, as bytes
-	started int              // peers started and not yet waited for
-	err     error            // the first failure; the session is unusable after it
+	mesh    Mesh
+	part, n int
+	mine    []byte   // this part's values of an exchange
+	bufs    [][]byte // [part] room for its values (ExchangeBytes)
+	theirs  [][]byte // Collect's argument
+	cuts    []int    // [n+1] an exchange's slices: part k's values are [cuts[k], cuts[k+1]) of each row
+	err     error    // the first failure; the model is unusable after it
 	stats   SplitStats
 }
 
+func newParts(m *Model) *parts {
+	size := m.ExchangeBytes()
+	ps := &parts{m: m, part: m.part, n: m.parts, mine: make([]byte, size),
+		bufs: make([][]byte, m.parts), theirs: make([][]byte, m.parts), cuts: make([]int, m.parts+1)}
+	for k := range ps.bufs {
+		if k != m.part {
+			ps.bufs[k] = make([]byte, size)
+		}
+	}
+	return ps
+}
+
+// fail records err as the part's failure and returns it.
+func (ps *parts) fail(err error) error {
+	if ps.err == nil {
+		ps.err = err
+	}
+	return ps.err
+}
+
 // connect checks the peers serve the other parts of s's model, with s's
-// context, and orders them by part.
-func (s *Session) connect(peers []Peer) error {
+// context, and joins s to them through mesh.
+func (s *Session) connect(peers []Peer, mesh Mesh) error {
 	m := s.m
 	if m.part != 0 {
 		return fmt.Errorf("%w: part %d of %d is served by a Shard; only part 0 runs a Session", ErrShard, m.part, m.parts)
@@ -294,9 +291,15 @@ func (s *Session) connect(peers []Peer) error {
 		return fmt.Errorf("%w: the model is split in %d parts but %d peers were given", ErrShard, m.parts, len(peers))
 	}
 	if m.parts == 1 {
+		if mesh != nil {
+			return fmt.Errorf("%w: a whole model has no mesh", ErrShard)
+		}
 		return nil
 	}
-	ps := &parts{m: m, peers: make([]Peer, len(peers)), replies: make([][]float32, len(peers))}
+	if mesh == nil {
+		return fmt.Errorf("%w: a split model's session needs a mesh", ErrShard)
+	}
+	seen := make([]bool, m.parts)
 	for i, p := range peers {
 		if p == nil {
 			return fmt.Errorf("%w: peer %d is nil", ErrShard, i)
@@ -310,27 +313,20 @@ func (s *Session) connect(peers []Peer) error {
 			return fmt.Errorf("%w: peer %d serves another model", ErrShard, i)
 		case info.Parts != m.parts || info.Part < 1 || info.Part >= m.parts:
 			return fmt.Errorf("%w: peer %d serves part %d of %d; the lead is part 0 of %d", ErrShard, i, info.Part, info.Parts, m.parts)
-		case ps.peers[info.Part-1] != nil:
+		case seen[info.Part]:
 			return fmt.Errorf("%w: two peers serve part %d", ErrShard, info.Part)
 		case info.Context != s.ctx:
 			return fmt.Errorf("%w: peer %d keeps %d positions, the session %d", ErrShard, i, info.Context, s.ctx)
 		}
-		ps.peers[info.Part-1] = p
+		seen[info.Part] = true
 	}
-	c := &m.Config
-	for k := range ps.replies {
-		lo, hi := partHeads(c.KVHeads, k+1, m.parts)
-		most := (hi - lo) * c.KVMul * c.HeadDim
-		for i := range m.groups {
-			most = max(most, m.groups[i].replyRows(k+1, m.parts))
-		}
-		ps.replies[k] = make([]float32, maxBatch*most)
-	}
+	ps := newParts(m)
+	ps.mesh = mesh
 	s.products.parts = ps
 	return nil
 }
 
-// partsErr is the failure of a peer, which leaves the session unusable.
+// partsErr is the failure of a part, which leaves the session unusable.
 func (s *Session) partsErr() error {
 	if s.products.parts == nil {
 		return nil
@@ -338,98 +334,107 @@ func (s *Session) partsErr() error {
 	return s.products.parts.err
 }
 
-// start starts every peer on its rows of g times acts, into its reply.
-func (ps *parts) start(g *group, acts [][]byte) {
-	ps.startAll(Request{Op: OpProduct, ID: g.id, Acts: acts})
-}
-
-// startAttention starts every peer on its heads' attention of layer l for
-// the batch from position pos on, whose normed inputs are xb.
-func (ps *parts) startAttention(l, pos int, xb [][]float32) {
-	acts := ps.floats[:len(xb)]
-	for b := range xb {
-		acts[b] = quant.F32Bytes(xb[b])
-	}
-	ps.stats.Attentions++
-	ps.startAll(Request{Op: OpAttention, ID: l, Pos: pos, Acts: acts})
-}
-
-// startAll sends r to every peer, into its reply.
-func (ps *parts) startAll(r Request) {
+// start is the lead's start of a batch of n positions from pos on, whose
+// embeddings are x ([n][dim]): logits says whether the parts compute the
+// logits of its last position.
+func (ps *parts) start(pos int, x [][]float32, logits bool) {
 	if ps.err != nil {
 		return
 	}
 	ps.stats.Syncs++
 	t := time.Now()
-	for k, p := range ps.peers {
-		if err := p.Start(r, ps.replies[k][:ps.replySize(r, k+1)]); err != nil {
-			ps.err = fmt.Errorf("%w %d: %w", ErrShard, k+1, err)
-			break
-		}
-		ps.started++
+	dim := ps.m.Config.Dim
+	msg := ps.mine[:startBytes+4*len(x)*dim]
+	binary.LittleEndian.PutUint32(msg, opForward)
+	binary.LittleEndian.PutUint32(msg[4:], uint32(pos))
+	binary.LittleEndian.PutUint32(msg[8:], uint32(len(x)))
+	binary.LittleEndian.PutUint32(msg[12:], 0)
+	if logits {
+		binary.LittleEndian.PutUint32(msg[12:], 1)
 	}
+	for b := range x {
+		copy(msg[startBytes+4*b*dim:], quant.F32Bytes(x[b]))
+	}
+	err := ps.mesh.Publish(msg)
 	ps.stats.Send += time.Since(t)
-}
-
-// replySize is the number of values part k replies to r with.
-func (ps *parts) replySize(r Request, k int) int {
-	if r.Op == OpAttention {
-		c := &ps.m.Config
-		lo, hi := partHeads(c.KVHeads, k, ps.m.parts)
-		return len(r.Acts) * (hi - lo) * c.KVMul * c.HeadDim
-	}
-	return len(r.Acts) * ps.m.groups[r.ID].replyRows(k, ps.m.parts)
-}
-
-// wait waits for the started peers; it reports whether they all replied.
-func (ps *parts) wait() bool {
-	for k := range ps.started {
-		if err := ps.peers[k].Wait(); err != nil && ps.err == nil {
-			ps.err = fmt.Errorf("%w %d: %w", ErrShard, k+1, err)
-		}
-	}
-	ps.started = 0
-	return ps.err == nil
-}
-
-// finish waits for the started peers and copies their rows of g's matrices
-// (g.replyMats) into outs (outs[i] is [batch][the i-th matrix's rows]).
-func (ps *parts) finish(g *group, outs [][][]float32) {
-	t := time.Now()
-	ok := ps.wait()
-	ps.stats.Wait += time.Since(t)
-	if !ok {
+	if err != nil {
+		ps.fail(fmt.Errorf("%w: %w", ErrShard, err))
 		return
 	}
-	for k := range ps.peers {
-		reply := ps.replies[k]
-		for i, w := range g.replyMats() {
-			lo, hi := w.partOf(k+1, ps.m.parts)
-			n := hi - lo
-			for b, out := range outs[i] {
-				copy(out[lo:hi], reply[b*n:(b+1)*n])
+	t = time.Now()
+	clear(ps.theirs)
+	if err := ps.mesh.Collect(ps.theirs); err != nil {
+		ps.fail(fmt.Errorf("%w: %w", ErrShard, err))
+	}
+	ps.stats.Wait += time.Since(t)
+}
+
+// cutRows sets the exchange's slices to the parts' rows of w.
+func (ps *parts) cutRows(w *matrix) {
+	for k := range ps.n {
+		ps.cuts[k], ps.cuts[k+1] = w.partOf(k, ps.n)
+	}
+}
+
+// cutHeads sets the exchange's slices to the parts' query heads' values.
+func (ps *parts) cutHeads() {
+	c := &ps.m.Config
+	for k := range ps.n {
+		lo, hi := partHeads(c.KVHeads, k, ps.n)
+		ps.cuts[k], ps.cuts[k+1] = lo*c.KVMul*c.HeadDim, hi*c.KVMul*c.HeadDim
+	}
+}
+
+// exchange publishes this part's slice (cuts) of every row of each of
+// sets (each [batch][width]) and, when read, fills in the other parts'
+// slices from theirs.
+func (ps *parts) exchange(read bool, sets ...[][]float32) {
+	if ps.err != nil {
+		return
+	}
+	ps.stats.Syncs++
+	t := time.Now()
+	lo, hi := ps.cuts[ps.part], ps.cuts[ps.part+1]
+	mine := ps.mine[:0]
+	for _, rows := range sets {
+		for _, r := range rows {
+			mine = append(mine, quant.F32Bytes(r[lo:hi])...)
+		}
+	}
+	err := ps.mesh.Publish(mine)
+	ps.stats.Send += time.Since(t)
+	if err != nil {
+		ps.fail(fmt.Errorf("%w: %w", ErrShard, err))
+		return
+	}
+	t = time.Now()
+	theirs := ps.theirs
+	for k := range theirs {
+		theirs[k] = nil
+		if read && k != ps.part {
+			theirs[k] = ps.bufs[k]
+		}
+	}
+	if err := ps.mesh.Collect(theirs); err != nil {
+		ps.fail(fmt.Errorf("%w: %w", ErrShard, err))
+	} else if read {
+		for k, v := range theirs {
+			if k == ps.part {
+				continue
 			}
-			reply = reply[len(outs[i])*n:]
+			lo, hi := ps.cuts[k], ps.cuts[k+1]
+			w := 4 * (hi - lo)
+			if want := len(sets) * len(sets[0]) * w; len(v) != want {
+				ps.fail(fmt.Errorf("%w %d: %d bytes exchanged, want %d", ErrShard, k, len(v), want))
+				break
+			}
+			for _, rows := range sets {
+				for _, r := range rows {
+					copy(quant.F32Bytes(r[lo:hi]), v)
+					v = v[w:]
+				}
+			}
 		}
 	}
-}
-
-// finishAttention waits for the started peers and copies their heads'
-// attention outputs into ao ([batch][dim]).
-func (ps *parts) finishAttention(m *Model, ao [][]float32) {
-	t := time.Now()
-	ok := ps.wait()
 	ps.stats.Wait += time.Since(t)
-	if !ok {
-		return
-	}
-	c := &m.Config
-	for k := range ps.peers {
-		lo, hi := partHeads(c.KVHeads, k+1, m.parts)
-		q0, q1 := lo*c.KVMul*c.HeadDim, hi*c.KVMul*c.HeadDim
-		n := q1 - q0
-		for b, out := range ao {
-			copy(out[q0:q1], ps.replies[k][b*n:(b+1)*n])
-		}
-	}
 }

@@ -24,10 +24,10 @@
 // (opts.workers; by default one per core, navigator.hardwareConcurrency, as
 // many as the model's attention divides over: its KV heads): each holds its
 // rows of every weight matrix and its attention heads' q, k and v rows and
-// KV cache. Per step of the forward pass (a layer's attention, then each
-// group of matrix products) the lead worker, which runs the model, shares
-// the activations with the others through a SharedArrayBuffer and Atomics
-// (wasm/browser/worker/split_js.go). No Worker holds the whole file: the
+// KV cache. Every worker runs the forward pass over its rows, and at each
+// point where it needs the others' results (four per layer) the workers
+// exchange them through one SharedArrayBuffer and Atomics
+// (wasm/browser/worker/split_js.go); the lead runs the session. No Worker holds the whole file: the
 // lead plans the split from the files' headers (loadParts), and each Worker
 // reads only its own rows by HTTP Range requests, Blob slices or slices of
 // the cached OPFS file (wasm/browser/worker/parts_js.go), so a model over
@@ -55,9 +55,12 @@ const BUILTIN = "builtin";
 /** Largest model file the engine accepts (wasm32 memory); the worker reports the exact value. */
 export let maxModelBytes = 3 * 2 ** 30 + 128 * 2 ** 20;
 
-/** Bytes of the channel between the lead worker and each other worker (activations, replies). */
-const CHANNEL_BYTES = 8 << 20;
-const CH_STATE = 2, CH_RESP = 1, CH_FAILED = 2; // slots of the channel (see split_js.go)
+/** Bytes of the channel between the lead worker and each other worker (its load, its counters). */
+const CHANNEL_BYTES = 4 << 10;
+const CH_STATE = 2, CH_FAILED = 2; // slots of the channel (see split_js.go)
+/** Bytes of a split model's mesh, which all its workers share, for n of them: 2 MiB per worker and parity (its values of an exchange). */
+const meshBytes = (n) => 1024 + 2 * n * (2 << 20);
+const MESH_FAILED = 1, MESH_ARRIVALS = 0; // slots of the mesh
 const MAX_WORKERS = 16;
 
 /** Whether a model can be split over Workers here (SharedArrayBuffer needs cross-origin isolation). */
@@ -655,10 +658,12 @@ async function partsSource(source, opts) {
 
 // startShards starts the n-1 shard Workers of a split model into shards (so
 // that a caller's catch can terminate them), each with its channel (a
-// SharedArrayBuffer; a Worker that dies marks its channel failed, which wakes
-// the lead), and resolves the channels once every Worker is ready.
+// SharedArrayBuffer), and the mesh all n Workers share (another); a Worker
+// that dies marks its channel and the mesh failed, which wakes the others.
+// Resolves {channels, mesh} once every Worker is ready.
 async function startShards(engine, opts, n, shards) {
   const channels = [];
+  const mesh = new SharedArrayBuffer(meshBytes(n));
   for (let k = 1; k < n; k++) {
     const channel = new SharedArrayBuffer(CHANNEL_BYTES);
     const shard = new Engine(opts.workerURL, engine.build, k);
@@ -666,13 +671,15 @@ async function startShards(engine, opts, n, shards) {
       const i32 = new Int32Array(channel);
       Atomics.store(i32, CH_STATE, CH_FAILED);
       Atomics.notify(i32, CH_STATE);
-      Atomics.notify(i32, CH_RESP);
+      const m32 = new Int32Array(mesh);
+      Atomics.store(m32, MESH_FAILED, 1);
+      Atomics.notify(m32, MESH_ARRIVALS);
     };
     channels.push(channel);
     shards.push(shard);
   }
   await Promise.all(shards.map((s) => s.ready));
-  return channels;
+  return { channels, mesh };
 }
 
 // loadParts loads a model split over the lead engine and new shard Workers
@@ -713,13 +720,13 @@ async function loadParts(engine, src, opts, n, auto) {
   };
   const shards = [];
   try {
-    const channels = await startShards(engine, opts, n, shards);
+    const { channels, mesh } = await startShards(engine, opts, n, shards);
     const files = { files: src.files, sizes, names: src.names, prefixes: plan.prefixes };
     shards.forEach((s, i) => {
       // Never answered but by progress (the shard serves until terminated); a failure reaches the lead.
-      s._send(s.nextId++, { type: "shard", part: i + 1, parts: n, channel: channels[i], ...files }, [], progress(i + 1)).promise.catch(() => {});
+      s._send(s.nextId++, { type: "shard", part: i + 1, parts: n, channel: channels[i], mesh, ...files }, [], progress(i + 1)).promise.catch(() => {});
     });
-    const r = await engine.request({ type: "loadSplit", name: src.name, channels, ...files }, [], progress(0));
+    const r = await engine.request({ type: "loadSplit", name: src.name, channels, mesh, ...files }, [], progress(0));
     if (opts.onProgress) {
       // Done: the Workers' last reports may come in any order.
       const secs = (performance.now() - started) / 1000;
@@ -757,10 +764,10 @@ async function loadSplit(engine, source, opts, n, auto) {
       const plan = await engine.request({ type: "plan", name: src.name, model, size: src.size });
       n = Math.max(1, Math.min(n, plan.maxWorkers));
     }
-    const channels = await startShards(engine, opts, n, shards);
+    const { channels, mesh } = await startShards(engine, opts, n, shards);
     const files = src.sizes ? { sizes: src.sizes, names: src.names } : {}; // a split GGUF's shards, end to end
-    shards.forEach((s, i) => s.post({ type: "shard", id: 0, model, size: src.size, part: i + 1, parts: n, channel: channels[i], ...files }));
-    const loaded = await engine.request({ type: "loadSplit", name: src.name, model, size: src.size, channels, ...files });
+    shards.forEach((s, i) => s.post({ type: "shard", id: 0, model, size: src.size, part: i + 1, parts: n, channel: channels[i], mesh, ...files }));
+    const loaded = await engine.request({ type: "loadSplit", name: src.name, model, size: src.size, channels, mesh, ...files });
     model = null; // every worker has its part: the file's buffer can go
     return { loaded, shards };
   } catch (e) {
@@ -916,9 +923,9 @@ export class PicoLM {
    * {prompt, promptTokens, cachedTokens, prefillMs, generated, decodeMs, tokensPerSec, stop, memory}, and for a model
    * split over Workers split: {prefill, decode}, each {syncs, attentionSyncs, leadAttentionMs, leadProductsMs, leadSendMs,
    * leadWaitMs, leadEmitMs, leadOtherMs, leadSleeps, shardBusyMs: [], shardAttentionMs: [], shardSleeps: []} (the
-   * synchronisations, attention ones of them; the lead's time on its own heads' attention, its own rows of the other
-   * products, sending requests, waiting for the other Workers, posting tokens, and the rest; its sleeps in
-   * Atomics.wait; each other Worker's time computing, attention of it, its sleeps).
+   * exchanges between the Workers, attention ones of them; the lead's time on its own heads' attention, its own rows of
+   * the other products, publishing its results, waiting for the other Workers', posting tokens, and the rest; its
+   * sleeps in Atomics.wait; each other Worker's time computing, attention of it, its sleeps).
    * input: a prompt string, or an array of chat messages [{role, content}] formatted with the model's chat template
    * (a plain "User: ..." / "Assistant:" transcript for a model without one).
    * opts: {maxTokens: 256 (0: until the model ends or the context is full), temperature: 0.8, topP: 0.9, topK: 0, minP: 0,

@@ -13,72 +13,74 @@ globalThis.picolmMemory = () => ({
   jsHeapBytes: self.performance && performance.memory ? performance.memory.usedJSHeapSize : 0,
 });
 
-// The primitives of a split model's channel (wasm/browser/worker/split_js.go),
-// one call each from Go: a call from Go into JS costs far more than an
-// Atomics.load, so the polling happens here, and the calls take no
-// arguments (Go would box them: an allocation per call) — Go writes each
-// side's fields into the channel's slots first. Slots: 0 request sequence,
-// 1 response sequence, 14 the request's sequence, 19 the reply's, 20
-// requests served, 22 and 23 the shard's and the lead's sleeps, 24..27 the
-// lead's await arguments (slot, value, ms, µs of polling), 28..31 the
-// shard's.
-globalThis.picolmChannel = {
-  open(sab) {
-    const i32 = new Int32Array(sab);
-    // wait returns slot i32[a] once it no longer holds i32[a+1], or after
-    // about i32[a+2] ms: polling first, then sleeping (counted in slot
-    // sleeps). Each side (a) polls for its own spin[a] µs, which adapts
-    // between SPIN_MIN and i32[a+3] (split_js.go's spinUs): a wait that
-    // slept but ended within twice the polling time doubles it; one that
-    // ended later than 8 times it halves it. Polling pays while the other
-    // side answers soon and costs its core when the cores are shared (the
-    // other side is descheduled now and then: those waits run long and
-    // the polling shrinks).
+// The synchronisation of a split model's mesh (split_js.go's sabMesh), one
+// call each from Go, without arguments: slot 0 counts the arrivals of
+// every part at the exchanges (exchange g is complete at g·parts), slot 1
+// is set when a part failed, slot 192+part counts the part's sleeps. This
+// part's exchange count lives here.
+//
+// A wait polls, then sleeps in Atomics.wait. How long it polls adapts
+// between SPIN_MIN and spinUs (split_js.go's meshSpinUs): a wait that slept
+// but ended within twice the polling time doubles it; one that ended later
+// than 8 times it halves it. Polling pays while the other parts arrive soon
+// (waking from Atomics.wait costs a futex wake-up on both sides) and costs
+// a core when the cores are shared (a descheduled part makes the waits run
+// long, and the polling shrinks).
+globalThis.picolmMesh = {
+  open(sab, parts, part, spinUs, ms) {
     const SPIN_MIN = 20;
-    const spin = {};
-    const wait = (a, sleeps) => {
-      const i = i32[a], v = i32[a + 1], ms = i32[a + 2], max = i32[a + 3];
-      let us = spin[a] ?? max;
-      const spinMs = us / 1000;
-      const t0 = performance.now();
-      let cur = v;
-      let el = 0;
-      for (let n = 1; ; n++) {
-        cur = Atomics.load(i32, i);
-        if (cur !== v || ms <= 0) break;
-        if ((n & 255) === 0) {
-          el = performance.now() - t0;
-          if (el >= ms) break;
-          if (el > spinMs) {
-            i32[sleeps]++;
-            Atomics.wait(i32, i, v, ms - el);
-          }
-        }
-      }
-      el = performance.now() - t0;
-      if (el > spinMs && el <= 2 * spinMs) us = Math.min(max, 2 * us);
+    const i32 = new Int32Array(sab);
+    let gen = 0;
+    let us = spinUs;
+    const adapt = (el, spinMs) => {
+      if (el > spinMs && el <= 2 * spinMs) us = Math.min(spinUs, 2 * us);
       else if (el > 8 * spinMs) us = Math.max(SPIN_MIN, us >> 1);
-      spin[a] = us;
-      return cur;
     };
     return {
-      // request publishes the lead's request (slots 8..14).
-      request() {
-        Atomics.store(i32, 0, i32[14]);
+      // arrive: this part has published its values of the next exchange.
+      arrive() {
+        gen++;
+        const v = Atomics.add(i32, 0, 1) + 1;
+        if (((v - gen * parts) | 0) >= 0) Atomics.notify(i32, 0);
+      },
+      // await returns 0 once every part has arrived at this part's last
+      // exchange, 1 when the mesh failed, 2 after about ms ms without
+      // either.
+      await() {
+        const target = (gen * parts) | 0;
+        const spinMs = us / 1000;
+        const t0 = performance.now();
+        for (let n = 1; ; n++) {
+          const cur = Atomics.load(i32, 0);
+          if (((cur - target) | 0) >= 0) {
+            adapt(performance.now() - t0, spinMs);
+            return 0;
+          }
+          if (Atomics.load(i32, 1) !== 0) return 1;
+          if ((n & 63) === 0) {
+            const el = performance.now() - t0;
+            if (el >= ms) {
+              adapt(el, spinMs);
+              return 2;
+            }
+            if (el > spinMs) {
+              i32[192 + part]++;
+              Atomics.wait(i32, 0, cur, ms - el);
+            }
+          }
+        }
+      },
+      // fail ends every part's waits.
+      fail() {
+        Atomics.store(i32, 1, 1);
         Atomics.notify(i32, 0);
       },
-      // reply publishes the shard's reply (slots 16..21).
-      reply() {
-        Atomics.store(i32, 1, i32[19]);
-        Atomics.notify(i32, 1);
-      },
-      leadAwait: () => wait(24, 23),
-      shardAwait: () => wait(28, 22),
     };
   },
 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
 const noRange = () => new Error("picolm:no-range: the server answered a Range request with the whole file");
 
 // STALL_MS is how long one read of a stream (a Blob slice's, a Range

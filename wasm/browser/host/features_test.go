@@ -70,7 +70,8 @@ func TestEmbedMatchesEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	split := New()
-	if _, err := split.LoadSplit("split", bytes.NewReader(b), int64(len(b)), []engine.Peer{newChanPeer(t, sh)}); err != nil {
+	peers, mesh := meshed(t, sh)
+	if _, err := split.LoadSplit("split", bytes.NewReader(b), int64(len(b)), peers, mesh); err != nil {
 		t.Fatal(err)
 	}
 	sgot, err := split.Embed(inputs)

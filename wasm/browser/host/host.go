@@ -308,21 +308,22 @@ func (w *Worker) Finish() (ModelInfo, error) {
 		w.Unload()
 		return ModelInfo{}, err
 	}
-	return w.open(f, name, int64(len(b)), engine.LoadOptions{}, nil)
+	return w.open(f, name, int64(len(b)), engine.LoadOptions{}, nil, nil)
 }
 
 // LoadSplit loads the lead's part of a model split over 1+len(peers)
 // instances (one Web Worker each): the file, of size bytes, is read through
 // r (a SharedArrayBuffer every instance reads) and only the lead's part is
 // copied out of it: the header, the embeddings and norms, and its rows of
-// every matrix. The peers serve the other parts (see LoadShard).
-func (w *Worker) LoadSplit(name string, r io.ReaderAt, size int64, peers []engine.Peer) (ModelInfo, error) {
-	return w.LoadSplitFiles(name, r, OneFile(name, size), peers)
+// every matrix. The peers serve the other parts (see LoadShard), joined to
+// the lead by mesh.
+func (w *Worker) LoadSplit(name string, r io.ReaderAt, size int64, peers []engine.Peer, mesh engine.Mesh) (ModelInfo, error) {
+	return w.LoadSplitFiles(name, r, OneFile(name, size), peers, mesh)
 }
 
 // LoadSplitFiles is LoadSplit for a model in the files fs (a split GGUF's
 // shards), laid end to end in r.
-func (w *Worker) LoadSplitFiles(name string, r io.ReaderAt, fs Files, peers []engine.Peer) (ModelInfo, error) {
+func (w *Worker) LoadSplitFiles(name string, r io.ReaderAt, fs Files, peers []engine.Peer, mesh engine.Mesh) (ModelInfo, error) {
 	if w.running.Load() {
 		return ModelInfo{}, ErrBusy
 	}
@@ -335,11 +336,11 @@ func (w *Worker) LoadSplitFiles(name string, r io.ReaderAt, fs Files, peers []en
 	if err != nil {
 		return ModelInfo{}, err
 	}
-	return w.open(f, name, size, engine.LoadOptions{Data: r, Parts: 1 + len(peers)}, peers)
+	return w.open(f, name, size, engine.LoadOptions{Data: r, Parts: 1 + len(peers)}, peers, mesh)
 }
 
 // LoadShard loads part of parts of the model of size bytes read through r,
-// for a Web Worker that serves it to the lead (LoadSplit).
+// for a Web Worker that runs it beside the lead (LoadSplit).
 func LoadShard(r io.ReaderAt, size int64, part, parts int) (*engine.Shard, error) {
 	return LoadShardFiles(r, OneFile("the model file", size), part, parts)
 }
@@ -358,7 +359,7 @@ func LoadShardFiles(r io.ReaderAt, fs Files, part, parts int) (*engine.Shard, er
 }
 
 // loadShardPart loads part of parts of the model whose header is f, its
-// tensor data read through r, as a shard serving the lead's session.
+// tensor data read through r, as a shard running beside the lead's session.
 func loadShardPart(f *gguf.File, r io.ReaderAt, part, parts int) (*engine.Shard, error) {
 	m, err := engine.LoadWith(f, engine.LoadOptions{Data: r, Part: part, Parts: parts})
 	if err != nil {
@@ -392,11 +393,11 @@ func (w *Worker) load(b []byte, name string) (ModelInfo, error) {
 		w.Unload()
 		return ModelInfo{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return w.open(f, name, int64(len(b)), engine.LoadOptions{}, nil)
+	return w.open(f, name, int64(len(b)), engine.LoadOptions{}, nil, nil)
 }
 
 // open loads the model of the parsed file f and makes its session.
-func (w *Worker) open(f *gguf.File, name string, size int64, o engine.LoadOptions, peers []engine.Peer) (ModelInfo, error) {
+func (w *Worker) open(f *gguf.File, name string, size int64, o engine.LoadOptions, peers []engine.Peer, mesh engine.Mesh) (ModelInfo, error) {
 	fail := func(err error) (ModelInfo, error) {
 		w.Unload()
 		return ModelInfo{}, fmt.Errorf("%s: %w", name, err)
@@ -405,7 +406,7 @@ func (w *Worker) open(f *gguf.File, name string, size int64, o engine.LoadOption
 	if err != nil {
 		return fail(err)
 	}
-	s, err := m.NewSession(engine.SessionOptions{Context: DefaultContext, Threads: 1, Peers: peers})
+	s, err := m.NewSession(engine.SessionOptions{Context: DefaultContext, Threads: 1, Peers: peers, Mesh: mesh})
 	if err != nil {
 		return fail(err)
 	}

@@ -182,7 +182,7 @@ func PlanHeaders(name string, prefixes [][]byte, fs Files, workers int, auto boo
 // and the lead's tensor bytes (embeddings, norms, its rows of every
 // matrix) are read through r, the files fs laid end to end (HTTP Range
 // requests or Blob slices in the browser). Its part must fit WorkerBudget.
-func (w *Worker) LoadPartsFiles(name string, prefixes [][]byte, r io.ReaderAt, fs Files, peers []engine.Peer) (ModelInfo, error) {
+func (w *Worker) LoadPartsFiles(name string, prefixes [][]byte, r io.ReaderAt, fs Files, peers []engine.Peer, mesh engine.Mesh) (ModelInfo, error) {
 	if w.running.Load() {
 		return ModelInfo{}, ErrBusy
 	}
@@ -191,7 +191,7 @@ func (w *Worker) LoadPartsFiles(name string, prefixes [][]byte, r io.ReaderAt, f
 	if err != nil {
 		return ModelInfo{}, err
 	}
-	return w.open(f, name, fs.Size(), engine.LoadOptions{Data: r, Parts: 1 + len(peers)}, peers)
+	return w.open(f, name, fs.Size(), engine.LoadOptions{Data: r, Parts: 1 + len(peers)}, peers, mesh)
 }
 
 // LoadShardParts is LoadShardFiles for a Worker that reads only its own

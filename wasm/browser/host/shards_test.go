@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/picolm/picolm-wasm/engine"
 	"github.com/picolm/picolm-wasm/gguf"
 	"github.com/picolm/picolm-wasm/gguf/tools/split"
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
@@ -84,7 +83,8 @@ func TestShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	lead := New()
-	if _, err := lead.LoadSplitFiles(fs.Names[0], bytes.NewReader(all), fs, []engine.Peer{newChanPeer(t, sh)}); err != nil {
+	peers, mesh := meshed(t, sh)
+	if _, err := lead.LoadSplitFiles(fs.Names[0], bytes.NewReader(all), fs, peers, mesh); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := collect(t, lead, r); got != want {
@@ -105,7 +105,7 @@ func TestShards(t *testing.T) {
 	if _, ok := w.Info(); ok {
 		t.Error("a model is loaded after the refusal")
 	}
-	if _, err := lead.LoadSplitFiles(gfs.Names[0], bytes.NewReader(gap), gfs, nil); !errors.Is(err, gguf.ErrShardMissing) {
+	if _, err := lead.LoadSplitFiles(gfs.Names[0], bytes.NewReader(gap), gfs, nil, nil); !errors.Is(err, gguf.ErrShardMissing) {
 		t.Errorf("a gap through the reader: %v", err)
 	}
 	for _, bad := range []Files{{Names: []string{"a"}, Sizes: []int64{1, 2}}, {Names: []string{"a", "b"}, Sizes: []int64{5, 0}}} {

@@ -11,31 +11,24 @@ import (
 	"github.com/picolm/picolm-wasm/scripts/shareddata"
 )
 
-// chanPeer reaches a Shard served by a goroutine (the browser's transport is
-// a SharedArrayBuffer between Workers, in the bridge).
-type chanPeer struct {
-	sh   *engine.Shard
-	req  chan func() error
-	done chan error
-}
+// shardPeer is a Shard's Info, as the lead sees it.
+type shardPeer struct{ sh *engine.Shard }
 
-func newChanPeer(t *testing.T, sh *engine.Shard) *chanPeer {
-	p := &chanPeer{sh: sh, req: make(chan func() error, 1), done: make(chan error, 1)}
+func (p shardPeer) Info() (engine.ShardInfo, error) { return p.sh.Info(), nil }
+
+// meshed runs sh, part 1 of 2, in a goroutine joined to the lead by an
+// in-process mesh (the browser's is a SharedArrayBuffer between Workers,
+// in the bridge): the lead's peers and mesh.
+func meshed(t *testing.T, sh *engine.Shard) ([]engine.Peer, engine.Mesh) {
+	m := engine.NewLocalMesh(2)
 	go func() {
-		for f := range p.req {
-			p.done <- f()
+		for sh.Step(m.End(1)) == nil {
 		}
+		m.Fail(nil)
 	}()
-	t.Cleanup(func() { close(p.req) })
-	return p
+	t.Cleanup(func() { m.Fail(nil) })
+	return []engine.Peer{shardPeer{sh}}, m.End(0)
 }
-
-func (p *chanPeer) Info() (engine.ShardInfo, error) { return p.sh.Info(), nil }
-func (p *chanPeer) Start(r engine.Request, out []float32) error {
-	p.req <- func() error { return p.sh.Serve(r, out) }
-	return nil
-}
-func (p *chanPeer) Wait() error { return <-p.done }
 
 // TestLoadSplit: a model loaded through a reader in two parts (the lead and
 // a shard) generates what the whole model does, and a shard of another model
@@ -62,7 +55,8 @@ func TestLoadSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := New()
-	info, err := w.LoadSplit("q8.gguf", bytes.NewReader(b), int64(len(b)), []engine.Peer{newChanPeer(t, sh)})
+	peers, mesh := meshed(t, sh)
+	info, err := w.LoadSplit("q8.gguf", bytes.NewReader(b), int64(len(b)), peers, mesh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +76,8 @@ func TestLoadSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.LoadSplit("q8.gguf", bytes.NewReader(b), int64(len(b)), []engine.Peer{newChanPeer(t, osh)}); !errors.Is(err, engine.ErrShard) {
+	peers, mesh = meshed(t, osh)
+	if _, err := w.LoadSplit("q8.gguf", bytes.NewReader(b), int64(len(b)), peers, mesh); !errors.Is(err, engine.ErrShard) {
 		t.Fatalf("a shard of another model: %v", err)
 	}
 	if _, ok := w.Info(); ok {

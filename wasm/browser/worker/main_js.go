@@ -69,6 +69,7 @@ type bridge struct {
 	resume  chan struct{}
 	port    js.Value
 	peers   []*sabPeer // the shards of a split model
+	mesh    *sabMesh   // the lead's side of its mesh
 }
 
 func main() {
@@ -216,7 +217,7 @@ func (b *bridge) handle(msg js.Value) {
 		}
 	case "unload":
 		b.w.Unload()
-		b.peers = nil
+		b.peers, b.mesh = nil, nil
 		b.reply(id, "unloaded", map[string]any{"memory": b.memory()})
 	default:
 		b.reply(id, "error", map[string]any{"message": "unknown message type " + t})

@@ -45,6 +45,9 @@ type partsReader struct {
 	names  []string
 	src    js.Value    // picolmSource: read(src, start, end) -> Promise<bytes read into its stage>
 	onRead func(n int) // progress, after each chunk
+	// onStart, when set, is told of each chunk's read before it starts:
+	// its offset in the files end to end and its length.
+	onStart func(off int64, n int)
 }
 
 func newPartsReader(files js.Value, fs host.Files) (*partsReader, error) {
@@ -77,6 +80,9 @@ func (r *partsReader) ReadAt(p []byte, off int64) (int, error) {
 			return done, io.EOF
 		}
 		n := int(min(int64(len(p)), r.sizes[i]-at, readChunk))
+		if r.onStart != nil {
+			r.onStart(off, n)
+		}
 		if err := r.readFile(i, at, p[:n]); err != nil {
 			return done, err
 		}

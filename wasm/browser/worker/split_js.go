@@ -2,45 +2,48 @@
 
 package main
 
-// A model split over Web Workers (engine.LoadOptions.Parts): the page puts
-// the model file in a SharedArrayBuffer that every worker reads (each copies
-// only its part out of it, then lets it go), and gives each shard worker a
-// channel, another SharedArrayBuffer, shared with the lead. Per step of the
-// forward pass (engine.Request: a layer's attention for the shard's heads,
-// or its rows of a product group) the lead writes the activations and the
-// request into the channel, bumps the request sequence (Atomics.store +
-// notify), computes its own share and waits (Atomics.wait; allowed in
-// workers) for the response sequence; the shard, blocked on the request
-// sequence, computes its share and writes it back as float32. Go's wasm
-// memory is not shared: the bytes move with js.CopyBytesToGo /
-// CopyBytesToJS through Uint8Array views, and each side's fields are
-// written with one CopyBytesToJS before a JS call without arguments
-// (web/worker.js's picolmChannel) publishes them: a call with arguments
-// would box them, an allocation per call.
+// A model split over Web Workers (engine.LoadOptions.Parts): every Worker
+// holds its rows of the model (read by itself, parts_js.go, or copied out
+// of a SharedArrayBuffer holding the file) and runs the forward pass over
+// them (engine.Shard.Step; the lead's Session), the Workers joined by a
+// mesh: one SharedArrayBuffer that all of them share (sabMesh). Each
+// shard also has a channel, a SharedArrayBuffer shared with the lead only,
+// for its load (its state, what it read, its identity and context, its
+// error message) and its counters.
+//
+// Go's wasm memory is not shared: the bytes move with js.CopyBytesToGo /
+// CopyBytesToJS through Uint8Array views made once, and the
+// synchronisation of the mesh is web/worker.js's picolmMesh (a JS
+// call without arguments each: a call with arguments would box them, an
+// allocation per call).
 //
 // Channel layout (Int32 slots, then byte regions):
 //
-//	0 request sequence (lead)      1 response sequence (shard)
-//	2 state: 0 loading, 1 serving, 2 failed (the shard's load failed, or
-//	  the page saw its worker die)
+//	2 state: 0 loading, 1 serving, 2 failed (the shard's load or a step
+//	  failed, or the page saw its worker die)
 //	3 part   4 parts   5 the shard's wasm memory in 64 KiB pages
 //	6 message length   7 the positions the shard's KV cache holds
-//	8..14 the request (the lead writes it): 8 op, 9 group or layer,
-//	  10 first position, 11 activations, 12 bytes per activation,
-//	  13 floats in the reply, 14 its sequence
+//	8 the offset in KiB of the read a loading shard is waiting for,
+//	  9 its length in KiB + 1 (0: no read pending)
 //	15 the KiB of the model the shard has read while loading (wrapping;
 //	  the lead's stallWatch)
-//	16..19 the reply (the shard): 16 status (0 ok, 1 error, message at
-//	  msgOff), 17 floats, 18 the shard's time computing and copying its
-//	  replies in µs (wrapping), 19 its sequence
-//	20 requests served   21 the shard's time in attention steps, µs
-//	22 the shard's sleeps (Atomics.wait) waiting for a request
-//	23 the lead's sleeps waiting for a reply (counters for splitStats;
-//	  each slot has one writer)
-//	24..27 the lead's await arguments (slot, value, ms, µs polling first)
-//	28..31 the shard's
-//	bytes 128..160 the model identity, 256..1280 the error message,
-//	actsOff.. the activations, outOff.. the reply.
+//	18 the shard's time computing in µs (wrapping; not waiting for the
+//	  others or the lead)   20 batches run   21 its time in attention, µs
+//	  (counters for splitStats; each slot has one writer)
+//	bytes 128..160 the model identity, 256..1280 the error message.
+//
+// Mesh layout (Int32 slots, then the parts' values):
+//
+//	0 arrivals: every part adds 1 when it has published an exchange's
+//	  values, so the exchange g (from 1) is complete once it reaches g·parts
+//	1 failed: set when a part failed or died (every wait ends)
+//	64 + 64·parity + part: the bytes part published in an exchange of
+//	  that parity (g mod 2)
+//	192 + part: the part's sleeps (Atomics.wait) waiting for the others
+//	bytes meshData + (parity·parts + part)·area: the part's values.
+//
+// A part publishes the exchange g+2 into the buffers of g only after every
+// part has arrived at g+1, which each does after reading g's values.
 
 import (
 	"encoding/binary"
@@ -51,19 +54,13 @@ import (
 	"time"
 
 	"github.com/picolm/picolm-wasm/engine"
-	"github.com/picolm/picolm-wasm/quant"
 	"github.com/picolm/picolm-wasm/wasm/browser/host"
 )
 
 const (
-	ixReq, ixResp, ixState                   = 0, 1, 2
-	ixPart, ixParts, ixPages, ixMsgLn, ixCtx = 3, 4, 5, 6, 7
-	ixOp, ixID, ixPos, ixActs, ixActLen      = 8, 9, 10, 11, 12
-	ixOutLen, ixReqSeq, ixLoadedKiB          = 13, 14, 15
-	ixStatus, ixReplyLen, ixBusy, ixRespSeq  = 16, 17, 18, 19
-	ixServed, ixAttnBusy                     = 20, 21
-	ixShardSleeps, ixLeadSleeps              = 22, 23
-	ixLeadArgs, ixShardArgs                  = 24, 28
+	ixState, ixPart, ixParts, ixPages, ixMsgLn, ixCtx = 2, 3, 4, 5, 6, 7
+	ixReadAt, ixReadLen                               = 8, 9
+	ixLoadedKiB, ixBusy, ixServed, ixAttnBusy         = 15, 18, 20, 21
 
 	headSlots = 32
 
@@ -72,55 +69,43 @@ const (
 	idOff   = 128
 	msgOff  = 256
 	msgMax  = 1024
-	actsOff = 4096
-	actsMax = 1 << 20
-	outOff  = actsOff + actsMax
+	chanMin = msgOff + msgMax
+
+	meshLens, meshSleeps, meshData = 64, 192, 1024
 
 	// loadStall is how long the lead waits for a loading shard that
 	// reads nothing (a read that never completes): a shard that keeps
 	// reading is waited for however long its load takes, and one that
-	// fails or dies says so in its channel. replyTimeout bounds one
-	// step (a shard that died without the page noticing).
+	// fails or dies says so in its channel. replyTimeout bounds the
+	// lead's wait in one exchange (a shard that died without the page
+	// noticing).
 	loadStall    = 5 * time.Minute
 	replyTimeout = 2 * time.Minute
 )
 
 var errShardDied = errors.New("the shard worker failed")
 
-// channel is one lead–shard channel, as either side sees it. The polling
-// and signalling are web/worker.js's picolmChannel.open(sab) (one Go→JS
-// call each, without arguments).
+// channel is one lead–shard channel, as either side sees it.
 type channel struct {
 	atomics js.Value
-	fns     js.Value // picolmChannel.open(sab): request, reply, leadAwait, shardAwait
 	i32     js.Value // Int32Array over the whole buffer
 	hdr     [4 * headSlots]byte
-	views   [headSlots + 1]js.Value // views[i]: Uint8Array over the slots from i on, made on first use
-	u8      js.Value                // Uint8Array over the whole buffer
-	acts    js.Value                // Uint8Array over the activations region
-	out     js.Value                // Uint8Array over the reply region
-	outMax  int                     // bytes of the reply region
-	loaded  int64                   // bytes a loading shard has read (addLoaded)
+	u8      js.Value // Uint8Array over the whole buffer
+	counts  js.Value // Uint8Array over the counter slots (ixBusy ..)
+	loaded  int64    // bytes a loading shard has read (addLoaded)
 }
 
 func newChannel(sab js.Value) (*channel, error) {
 	n := sab.Get("byteLength").Int()
-	if n < outOff+4 {
-		return nil, fmt.Errorf("a shard channel of %d bytes; at least %d needed", n, outOff+4)
-	}
-	prim := js.Global().Get("picolmChannel")
-	if prim.Type() != js.TypeObject {
-		return nil, errors.New("no picolmChannel: the worker script is not web/worker.js")
+	if n < chanMin {
+		return nil, fmt.Errorf("a shard channel of %d bytes; at least %d needed", n, chanMin)
 	}
 	u8 := js.Global().Get("Uint8Array").New(sab)
 	return &channel{
 		atomics: js.Global().Get("Atomics"),
-		fns:     prim.Call("open", sab),
 		i32:     js.Global().Get("Int32Array").New(sab),
 		u8:      u8,
-		acts:    u8.Call("subarray", actsOff, outOff),
-		out:     u8.Call("subarray", outOff),
-		outMax:  n - outOff,
+		counts:  u8.Call("subarray", 4*ixBusy, 4*headSlots),
 	}, nil
 }
 
@@ -130,66 +115,162 @@ func (c *channel) load(i int) int32     { return int32(c.atomics.Call("load", c.
 func (c *channel) store(i int, v int32) { c.atomics.Call("store", c.i32, i, v) }
 func (c *channel) notify(i int)         { c.atomics.Call("notify", c.i32, i) }
 
-// set writes v into the Go copy of slot i; put copies slots [lo, hi) of it
-// into the channel (plain writes, published by the atomic store of a
-// sequence after them).
+// set writes v into the Go copy of slot i; putCounts copies the counter
+// slots [ixBusy, hi) of it into the channel (plain writes: a shard's
+// counters, each with one writer, read by the lead when it reports).
 func (c *channel) set(i int, v int32) { binary.LittleEndian.PutUint32(c.hdr[4*i:], uint32(v)) }
 
-func (c *channel) put(lo, hi int) {
-	js.CopyBytesToJS(c.view(lo), c.hdr[4*lo:4*hi])
-}
-
-// get copies slots [lo, hi) of the channel into the Go copy (after an
-// await saw the sequence move, which orders the other side's writes
-// before it); slot reads them.
-func (c *channel) get(lo, hi int) {
-	js.CopyBytesToGo(c.hdr[4*lo:4*hi], c.view(lo))
-}
+func (c *channel) putCounts(hi int) { js.CopyBytesToJS(c.counts, c.hdr[4*ixBusy:4*hi]) }
 
 func (c *channel) slot(i int) int32 { return int32(binary.LittleEndian.Uint32(c.hdr[4*i:])) }
 
-// view is the Uint8Array over the slots from i on (made once: a subarray
-// call boxes its argument).
-func (c *channel) view(i int) js.Value {
-	if c.views[i].IsUndefined() {
-		c.views[i] = c.u8.Call("subarray", 4*i, 4*headSlots)
-	}
-	return c.views[i]
+// sabMesh is a part's side of the mesh (the layout above): an engine.Mesh.
+type sabMesh struct {
+	fns         js.Value // picolmMesh.open(sab, parts, part, meshSpinUs, ms): arrive, await
+	part, parts int
+	gen         int           // exchanges published
+	area        int           // bytes of each part's values
+	values      [2][]js.Value // [parity][part] Uint8Array over its values
+	lenViews    [2][]js.Value // [parity] Uint8Array over the lengths; [parity][part] over part's
+	lens        []byte        // the lengths, read
+	len4        [4]byte
+	failed      js.Value // Int32Array over slot 1 (to fail the mesh)
+	sleeps      js.Value // Int32Array over the sleep counters
+	// watch, on the lead, is the shards' channels: a wait that times out
+	// checks them for a shard that failed or died.
+	watch []*channel
 }
 
-// await waits while slot i holds v, at most d, and returns the slot: it
-// polls (at most spinUs, adapted by web/worker.js), then sleeps in
-// Atomics.wait. args is the side's argument slots (ixLeadArgs or
-// ixShardArgs).
-func (c *channel) await(args, i int, v int32, d time.Duration) int32 {
-	c.set(args, int32(i))
-	c.set(args+1, v)
-	c.set(args+2, int32(d.Milliseconds()))
-	c.set(args+3, spinUs)
-	c.put(args, args+4)
-	fn := "leadAwait"
-	if args == ixShardArgs {
-		fn = "shardAwait"
+// meshSpinUs is the longest a Worker polls (µs) in an exchange before it
+// sleeps in Atomics.wait; web/worker.js's picolmMesh adapts each part's
+// polling between 20 µs and this. Waking a thread from Atomics.wait costs
+// a futex wake-up on both sides, so polling pays while the others arrive
+// soon: on an idle 2-core AMD EPYC (avx2, avx512_vnni; 2026-12-05,
+// TinyLlama-shaped, 2 Workers, 128 tokens, the lead then sending requests
+// to the shard over a channel polled the same way) polling 300 µs instead
+// of 20 decoded Q4_K_M at 22.3 tok/s instead of 17.2 and Q4_0 at 14.4
+// instead of 10.5. But a poller takes the time a computing Worker needs
+// when the cores are shared: on a 2-core AMD EPYC under a load average of
+// 14 (2026-12-02), polling 2 ms decoded at 0.63 tok/s against 1.0–1.2
+// polling 20 µs. Hence the adaptation: a wait that ends long after the
+// polling gave up halves it, one that ends soon after lengthens it.
+const meshSpinUs = 1000
+
+// meshWaitMs is how long a wait in picolmMesh sleeps before it returns to
+// Go to check the deadline and the shards (the lead) or wait on (a shard).
+const meshWaitMs = 100
+
+func newMesh(sab js.Value, part, parts int) (*sabMesh, error) {
+	n := sab.Get("byteLength").Int()
+	area := (n - meshData) / (2 * parts) &^ 63
+	if parts < 2 || part < 0 || part >= parts || area < 1<<16 {
+		return nil, fmt.Errorf("a mesh of %d bytes for part %d of %d", n, part, parts)
 	}
-	return int32(c.fns.Call(fn).Int())
+	prim := js.Global().Get("picolmMesh")
+	if prim.Type() != js.TypeObject {
+		return nil, errors.New("no picolmMesh: the worker script is not web/worker.js")
+	}
+	u8 := js.Global().Get("Uint8Array").New(sab)
+	m := &sabMesh{
+		fns:    prim.Call("open", sab, parts, part, meshSpinUs, meshWaitMs),
+		part:   part,
+		parts:  parts,
+		area:   area,
+		lens:   make([]byte, 4*parts),
+		failed: js.Global().Get("Int32Array").New(sab, 4, 1),
+		sleeps: js.Global().Get("Int32Array").New(sab, 4*meshSleeps, parts),
+	}
+	for par := range 2 {
+		m.lenViews[par] = []js.Value{u8.Call("subarray", 4*(meshLens+64*par), 4*(meshLens+64*par+parts))}
+		m.lenViews[par] = append(m.lenViews[par], u8.Call("subarray", 4*(meshLens+64*par+part), 4*(meshLens+64*par+part+1)))
+		for k := range parts {
+			off := meshData + (par*parts+k)*area
+			m.values[par] = append(m.values[par], u8.Call("subarray", off, off+area))
+		}
+	}
+	return m, nil
 }
 
-// spinUs is the longest a side of a channel polls (µs) before it sleeps in
-// Atomics.wait; web/worker.js's picolmChannel adapts each side's polling
-// between 20 µs and this. Waking a thread from Atomics.wait costs a futex
-// wake-up on both sides (the lead's send, the sleeper's start), so polling
-// pays while the other side answers soon: on an idle 2-core AMD EPYC
-// (avx2, avx512_vnni; 2026-12-05, TinyLlama-shaped, 2 Workers, 128
-// tokens) polling 300 µs instead of 20 decoded Q4_K_M at 22.3 tok/s
-// instead of 17.2 and Q4_0 at 14.4 instead of 10.5, the shard sleeping
-// before 400 of 11392 requests instead of 10229. But a poller takes the
-// time a computing Worker needs when the cores are shared: on a 2-core
-// AMD EPYC under a load average of 14 (2026-12-02), polling 2 ms decoded
-// at 0.63 tok/s against 1.0–1.2 polling 20 µs. Hence the adaptation: a
-// wait that ends long after the polling gave up (the other side was busy
-// or descheduled) halves it, one that ends soon after, or while polling,
-// lengthens it.
-const spinUs = 1000
+func (m *sabMesh) Publish(mine []byte) error {
+	if len(mine) > m.area {
+		return fmt.Errorf("%d bytes to exchange; the mesh has room for %d per part", len(mine), m.area)
+	}
+	m.gen++
+	par := m.gen & 1
+	js.CopyBytesToJS(m.values[par][m.part], mine)
+	binary.LittleEndian.PutUint32(m.len4[:], uint32(len(mine)))
+	js.CopyBytesToJS(m.lenViews[par][1], m.len4[:])
+	m.fns.Call("arrive")
+	return nil
+}
+
+func (m *sabMesh) Collect(theirs [][]byte) error {
+	var deadline time.Time
+	for {
+		switch m.fns.Call("await").Int() {
+		case 0: // complete
+		case 1:
+			return m.err()
+		default: // still waiting
+			if m.watch == nil {
+				continue // a shard waits for the lead as long as it takes
+			}
+			if err := m.check(); err != nil {
+				m.fail()
+				return err
+			}
+			if deadline.IsZero() {
+				deadline = time.Now().Add(replyTimeout)
+			} else if time.Now().After(deadline) {
+				m.fail()
+				return fmt.Errorf("the shard workers did not answer in %v", replyTimeout)
+			}
+			continue
+		}
+		break
+	}
+	par := m.gen & 1
+	js.CopyBytesToGo(m.lens, m.lenViews[par][0])
+	for k, dst := range theirs {
+		if dst == nil || k == m.part {
+			continue
+		}
+		n := int(binary.LittleEndian.Uint32(m.lens[4*k:]))
+		if n > cap(dst) {
+			return fmt.Errorf("part %d published %d bytes, room for %d", k, n, cap(dst))
+		}
+		theirs[k] = dst[:n]
+		js.CopyBytesToGo(theirs[k], m.values[par][k])
+	}
+	return nil
+}
+
+// fail ends every part's waits (this part failed, or found another dead).
+func (m *sabMesh) fail() { m.fns.Call("fail") }
+
+// check reports a shard that failed or died (the lead's).
+func (m *sabMesh) check() error {
+	for i, c := range m.watch {
+		if c.load(ixState) != stateServing {
+			if msg := c.message(); msg != "" {
+				return fmt.Errorf("shard worker %d: %s", i+1, msg)
+			}
+			return fmt.Errorf("shard worker %d: %w", i+1, errShardDied)
+		}
+	}
+	return nil
+}
+
+// err is why the mesh failed: a shard's message when the lead can see it.
+func (m *sabMesh) err() error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	return errors.New("a worker of the split model failed")
+}
+
+// sleepsOf is how often part k slept waiting in an exchange.
+func (m *sabMesh) sleepsOf(k int) int { return m.sleeps.Index(k).Int() }
 
 // addLoaded counts n more bytes of the model read by a loading shard
 // (slot ixLoadedKiB, in KiB, wrapping: the lead only watches it move).
@@ -246,21 +327,23 @@ func (r *sabReader) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// sabPeer is the lead's side of a channel: an engine.Peer.
+// sabPeer is the lead's view of a shard's channel while it loads: an
+// engine.Peer.
 type sabPeer struct {
 	c     *channel
 	part  int // the shard's part (from 1), of parts
 	parts int
-	seq   int32
-	out   []float32 // the started step's reply
-	stage []byte    // a batch's activations, end to end (one copy into the channel)
 }
 
 func (p *sabPeer) Info() (engine.ShardInfo, error) {
 	watch := newStallWatch(loadStall, p.c.load(ixLoadedKiB), time.Now())
 	for p.c.load(ixState) == stateLoading {
 		if kib := p.c.load(ixLoadedKiB); watch.stalled(kib, time.Now()) {
-			return engine.ShardInfo{}, fmt.Errorf("shard worker %d of %d read nothing of the model for %v (%d MiB read; it has not said it failed)", p.part, p.parts, loadStall, uint32(kib)>>10)
+			doing := "no read pending"
+			if n := p.c.load(ixReadLen); n > 0 {
+				doing = fmt.Sprintf("a read of %d KiB at %d MiB pending", n-1, p.c.load(ixReadAt)>>10)
+			}
+			return engine.ShardInfo{}, fmt.Errorf("shard worker %d of %d read nothing of the model for %v (%d MiB read, %s; it has not said it failed)", p.part, p.parts, loadStall, uint32(kib)>>10, doing)
 		}
 		// A sleep, not Atomics.wait: the lead's event loop runs while its
 		// shards load (its own streams' cancels settle, messages flow).
@@ -276,61 +359,7 @@ func (p *sabPeer) Info() (engine.ShardInfo, error) {
 	js.CopyBytesToGo(info.Identity[:], p.c.u8.Call("subarray", idOff, idOff+32))
 	info.Part, info.Parts = int(p.c.load(ixPart)), int(p.c.load(ixParts))
 	info.Context = int(p.c.load(ixCtx))
-	p.seq = p.c.load(ixResp)
 	return info, nil
-}
-
-func (p *sabPeer) Start(r engine.Request, out []float32) error {
-	c := p.c
-	n := len(r.Acts[0])
-	if len(r.Acts)*n > actsMax || 4*len(out) > c.outMax {
-		return fmt.Errorf("a step of %d activations of %d bytes and %d results does not fit the channel", len(r.Acts), n, len(out))
-	}
-	if len(r.Acts) == 1 {
-		js.CopyBytesToJS(c.acts, r.Acts[0])
-	} else {
-		if len(p.stage) < len(r.Acts)*n { // in the first prompt batch: then every batch fits
-			p.stage = make([]byte, min(max(len(r.Acts), 16)*n, actsMax))
-		}
-		for b, a := range r.Acts {
-			copy(p.stage[b*n:], a)
-		}
-		js.CopyBytesToJS(c.acts, p.stage[:len(r.Acts)*n])
-	}
-	p.seq++
-	p.out = out
-	c.set(ixOp, int32(r.Op))
-	c.set(ixID, int32(r.ID))
-	c.set(ixPos, int32(r.Pos))
-	c.set(ixActs, int32(len(r.Acts)))
-	c.set(ixActLen, int32(n))
-	c.set(ixOutLen, int32(len(out)))
-	c.set(ixReqSeq, p.seq)
-	c.put(ixOp, ixReqSeq+1)
-	c.fns.Call("request")
-	return nil
-}
-
-func (p *sabPeer) Wait() error {
-	c := p.c
-	deadline := time.Now().Add(replyTimeout)
-	for c.await(ixLeadArgs, ixResp, p.seq-1, 100*time.Millisecond) != p.seq {
-		if c.load(ixState) != stateServing {
-			return errShardDied
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the shard worker did not answer in %v", replyTimeout)
-		}
-	}
-	c.get(ixStatus, ixRespSeq+1)
-	if c.slot(ixStatus) != 0 {
-		return errors.New(c.message())
-	}
-	if got := int(c.slot(ixReplyLen)); got != len(p.out) {
-		return fmt.Errorf("the shard replied %d values, want %d", got, len(p.out))
-	}
-	js.CopyBytesToGo(quant.F32Bytes(p.out), c.out)
-	return nil
 }
 
 // plan reports how many Workers the model in msg's SharedArrayBuffer
@@ -353,13 +382,14 @@ func (b *bridge) plan(msg js.Value) {
 }
 
 // loadSplit loads the lead's part: {name, model: SharedArrayBuffer, size,
-// channels: [SharedArrayBuffer]}.
+// channels: [SharedArrayBuffer], mesh: SharedArrayBuffer}.
 func (b *bridge) loadSplit(msg js.Value) {
 	id := msg.Get("id")
 	size := int64(flt(msg.Get("size"), 0))
 	chans := msg.Get("channels")
 	peers := make([]engine.Peer, chans.Length())
 	b.peers = b.peers[:0]
+	b.mesh = nil
 	for i := range peers {
 		c, err := newChannel(chans.Index(i))
 		if err != nil {
@@ -371,15 +401,23 @@ func (b *bridge) loadSplit(msg js.Value) {
 		peers[i] = p
 		b.peers = append(b.peers, p)
 	}
+	mesh, err := newMesh(msg.Get("mesh"), 0, len(peers)+1)
+	if err != nil {
+		b.w.Unload()
+		b.fail(id, err)
+		return
+	}
+	for _, p := range b.peers {
+		mesh.watch = append(mesh.watch, p.c)
+	}
 	name := str(msg.Get("name"))
 	var info host.ModelInfo
-	var err error
 	if msg.Get("files").Type() == js.TypeObject { // each Worker reads its own rows (parts_js.go)
 		files, fs := filesMsg(msg)
 		var r *partsReader
 		if r, err = newPartsReader(files, fs); err == nil {
 			b.progressEvery(r, id)
-			info, err = b.w.LoadPartsFiles(name, prefixesMsg(msg), r, fs, peers)
+			info, err = b.w.LoadPartsFiles(name, prefixesMsg(msg), r, fs, peers, mesh)
 			r.release()
 		}
 	} else {
@@ -389,29 +427,39 @@ func (b *bridge) loadSplit(msg js.Value) {
 			b.fail(id, err)
 			return
 		}
-		info, err = b.w.LoadSplitFiles(name, r, filesOf(msg, name, size), peers)
+		info, err = b.w.LoadSplitFiles(name, r, filesOf(msg, name, size), peers, mesh)
 	}
 	if err != nil {
 		b.peers = nil
+	} else {
+		b.mesh = mesh
 	}
 	b.loaded(id, info, err)
 }
 
-// serveShard loads a shard ({model, size, part, parts, channel}) and serves
-// the lead's steps until the page terminates the worker. It never returns
-// to the event loop once serving.
+// serveShard loads a shard ({model, size, part, parts, channel, mesh}) and
+// runs the lead's batches with it until the page terminates the worker. It
+// never returns to the event loop once serving.
 func (b *bridge) serveShard(msg js.Value) {
+	id := msg.Get("id")
 	c, err := newChannel(msg.Get("channel"))
 	if err != nil {
-		b.fail(msg.Get("id"), err)
+		b.fail(id, err)
 		return
 	}
+	var mesh *sabMesh
 	failed := func(err error) {
 		c.setMessage(err)
 		c.store(ixState, stateFailed)
 		c.notify(ixState)
-		c.notify(ixResp)
-		b.fail(msg.Get("id"), err)
+		if mesh != nil {
+			mesh.fail()
+		}
+		b.fail(id, err)
+	}
+	if mesh, err = newMesh(msg.Get("mesh"), msg.Get("part").Int(), msg.Get("parts").Int()); err != nil {
+		failed(err)
+		return
 	}
 	var sh *engine.Shard
 	if msg.Get("files").Type() == js.TypeObject { // its own rows only (parts_js.go)
@@ -423,7 +471,11 @@ func (b *bridge) serveShard(msg js.Value) {
 		}
 		b.progressEvery(r, msg.Get("id"))
 		page := r.onRead
-		r.onRead = func(n int) { c.addLoaded(n); page(n) }
+		r.onStart = func(off int64, n int) {
+			c.store(ixReadAt, int32(off>>10))
+			c.store(ixReadLen, int32(n>>10)+1)
+		}
+		r.onRead = func(n int) { c.store(ixReadLen, 0); c.addLoaded(n); page(n) }
 		sh, err = host.LoadShardParts(prefixesMsg(msg), r, fs, msg.Get("part").Int(), msg.Get("parts").Int())
 		r.release()
 		if err != nil {
@@ -443,15 +495,11 @@ func (b *bridge) serveShard(msg js.Value) {
 			return
 		}
 	}
-	maxActs, actLen, outLen := sh.Limits()
-	if maxActs*actLen > actsMax || 4*outLen > c.outMax {
-		failed(fmt.Errorf("the shard channel is too small: %d activations of %d bytes and %d results", maxActs, actLen, outLen))
+	if n := sh.ExchangeBytes(); n > mesh.area {
+		failed(fmt.Errorf("the mesh is too small: %d bytes per part, %d needed", mesh.area, n))
 		return
 	}
 	msg = js.Undefined() // let the model buffer go
-	acts := make([][]byte, maxActs)
-	actBuf := make([]byte, maxActs*actLen)
-	outBuf := make([]float32, outLen)
 
 	info := sh.Info()
 	js.CopyBytesToJS(c.u8.Call("subarray", idOff, idOff+32), info.Identity[:])
@@ -462,48 +510,22 @@ func (b *bridge) serveShard(msg js.Value) {
 		c.store(ixPages, int32(m.Get("wasmBytes").Int()>>16))
 	}
 	b.post(map[string]any{"type": "shardReady", "memory": b.memory()}, nil)
-	last := c.load(ixReq)
 	c.store(ixState, stateServing)
 	c.notify(ixState)
-	var busy, attn time.Duration
+	var busy time.Duration
 	for {
-		for c.await(ixShardArgs, ixReq, last, time.Second) == last {
-		}
+		st0 := sh.SplitStats()
 		start := time.Now()
-		c.get(ixOp, ixReqSeq+1)
-		last = c.slot(ixReqSeq)
-		req := engine.Request{Op: engine.Op(c.slot(ixOp)), ID: int(c.slot(ixID)), Pos: int(c.slot(ixPos))}
-		n, l, o := int(c.slot(ixActs)), int(c.slot(ixActLen)), int(c.slot(ixOutLen))
-		if n >= 1 && n <= maxActs && l >= 0 && l <= actLen && o >= 0 && o <= outLen {
-			js.CopyBytesToGo(actBuf[:n*l], c.acts)
-			for i := range n {
-				acts[i] = actBuf[i*l : (i+1)*l]
-			}
-			req.Acts = acts[:n]
-			err = sh.Serve(req, outBuf[:o])
-		} else {
-			err = fmt.Errorf("a request of %d activations of %d bytes and %d results (at most %d, %d, %d)", n, l, o, maxActs, actLen, outLen)
+		if err := sh.Step(mesh); err != nil {
+			failed(err)
+			return
 		}
-		status := int32(0)
-		if err != nil {
-			c.setMessage(err)
-			status = 1
-		} else {
-			js.CopyBytesToJS(c.out, quant.F32Bytes(outBuf[:o]))
-		}
-		d := time.Since(start)
-		busy += d
-		if req.Op == engine.OpAttention {
-			attn += d
-		}
-		c.set(ixStatus, status)
-		c.set(ixReplyLen, int32(o))
+		st := sh.SplitStats()
+		busy += time.Since(start) - (st.Idle - st0.Idle) - (st.Wait - st0.Wait)
 		c.set(ixBusy, int32(uint32(busy.Microseconds())))
-		c.set(ixRespSeq, last)
 		c.set(ixServed, c.slot(ixServed)+1)
-		c.set(ixAttnBusy, int32(uint32(attn.Microseconds())))
-		c.put(ixStatus, ixAttnBusy+1)
-		c.fns.Call("reply")
+		c.set(ixAttnBusy, int32(uint32(st.Attention.Microseconds())))
+		c.putCounts(ixAttnBusy + 1)
 	}
 }
 
@@ -520,26 +542,32 @@ type splitCounters struct {
 // counters reads the lead's and the shards' counters.
 func (b *bridge) counters() splitCounters {
 	k := splitCounters{lead: b.w.SplitStats()}
-	for _, p := range b.peers {
-		k.leadSleeps += int(p.c.load(ixLeadSleeps))
+	if b.mesh != nil {
+		k.leadSleeps = b.mesh.sleepsOf(0)
+	}
+	for i, p := range b.peers {
 		k.busyUs = append(k.busyUs, uint32(p.c.load(ixBusy)))
 		k.attnUs = append(k.attnUs, uint32(p.c.load(ixAttnBusy)))
-		k.shardSleeps = append(k.shardSleeps, p.c.load(ixShardSleeps))
+		sleeps := 0
+		if b.mesh != nil {
+			sleeps = b.mesh.sleepsOf(i + 1)
+		}
+		k.shardSleeps = append(k.shardSleeps, int32(sleeps))
 	}
 	return k
 }
 
 // splitStats is where the time of a split model went between two
-// snapshots, over elapsed (the prefill's or the decode's time): the steps
-// started (one synchronisation with every shard each; attention ones of
+// snapshots, over elapsed (the prefill's or the decode's time): the
+// exchanges (one synchronisation of every Worker each; attention ones of
 // them), the lead's time on its own heads' attention, its own rows of the
-// other products, sending the requests, waiting for the shards' replies
-// (and copying them in), in the token callback (posting each token to the
-// page, yielding to the event loop), everything else (norms, quantization,
-// residuals, sampling: the rest of elapsed) and how often it slept
-// (Atomics.wait) waiting; and each shard's
-// time computing and copying its replies (attention of it) and how often
-// it slept waiting for a request.
+// other products, publishing its values, waiting for the others' (and
+// copying them in), in the token callback (posting each token to the page,
+// yielding to the event loop), everything else (embeddings, norms,
+// quantization, residuals, sampling: the rest of elapsed) and how often it
+// slept (Atomics.wait) waiting; and each shard's time computing (not
+// waiting: attention of it) and how often it slept waiting in an exchange
+// or for the lead's next batch.
 func splitStats(from, to splitCounters, elapsedMs float64) map[string]any {
 	to.emit, to.lead.Send = to.emit-from.emit, to.lead.Send-from.lead.Send
 	busy := make([]any, len(to.busyUs))
