@@ -499,8 +499,6 @@ func (b *bridge) serveShard(msg js.Value) {
 		failed(fmt.Errorf("the mesh is too small: %d bytes per part, %d needed", mesh.area, n))
 		return
 	}
-	msg = js.Undefined() // let the model buffer go
-
 	info := sh.Info()
 	js.CopyBytesToJS(c.u8.Call("subarray", idOff, idOff+32), info.Identity[:])
 	c.store(ixPart, int32(info.Part))
