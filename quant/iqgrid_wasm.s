@@ -1,0 +1,256 @@
+//go:build goexperiment.simd
+
+#include "textflag.h"
+#include "simd_wasm.h"
+
+// The row kernels of the wasm SIMD128 DotRows and DotRowsN of the
+// codebook formats IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S
+// (iqgrid_wasm.go): one weight row against one or more activations
+// prepared by splitQ8_K (even and odd int8 activations as int16 lanes).
+//
+// Two sub-blocks (64 weights) at a time are decoded into eight int16
+// vectors V8..V15 that stay in registers: the codebook points loaded by
+// index from the grid (i64.load or i32.load of the entry, gathered into a
+// vector with i64x2.replace_lane or i32x4.replace_lane), negated where
+// their sign bits are set (the sign bits broadcast to bytes by
+// i8x16.swizzle, tested against each byte's bit, (g XOR m) - m), split
+// into their even and odd bytes as int16 lanes and multiplied by the
+// sub-block's (or 16-weight half's) scale 2s+1 (i16x8.mul). Each
+// activation then takes a load and an i32x4.dot_i16x8_s per eight weights:
+// int32 lane i of the dot of the even and the odd halves of 16 weights is
+// the sum of weights 4i..4i+3 times their activations, so the 16 low
+// weights of a sub-block give lanes 0..3 of iq3Lanes and the 16 high ones
+// lanes 4..7. Every step is exact: a scaled weight is at most 62·31 = 1922
+// in magnitude (int16) and a block's lane at most 8·31·4·62·128 (int32),
+// and the integer sums do not depend on the order they are added in.
+//
+// After its eight sub-blocks, a block's lanes of every activation are
+// converted to float32, multiplied by d = fp16(d)·yd (f32.mul) and added
+// to the activation's eight float32 running sums (iqAccumulate's rounded
+// product and sum).
+//
+// register use:
+//	R0 weight block, R1 block j of the first prepared activation, R2
+//	blocks left, R3 an activation's int32 lanes (iacc), R4 the grid, R5
+//	ksignsIQ2XS, R6, R7 a sub-block's packed bits, R9 the block's fp16(d)
+//	(dx), R10 the block's activation scales (yd, k per block), R11 an
+//	activation's prepared block, R12 an activation's running sums
+//	(facc), R13 activations left, R14 the activation's scale, R15 the
+//	prepared activations' stride;
+//	V0, V5 swizzles of sign bytes 0, 1 and 2, 3 to bytes 0..7, 8..15,
+//	V4 each byte's sign bit, V1, V3 scales, V2 the sign bytes, V6 a sign
+//	mask, V7 16 signed weights, V8..V15 the pair's 64 scaled weights.
+
+// IQPA pushes the 8 prepared int16 activations at R11+off.
+#define IQPA(off) Get R11; I32WrapI64; V128Load $(off)
+
+// IQDOT4 pushes the int32 lanes of Σ dot(va, prepared at oa) .. (vd, od).
+#define IQDOT4(va, oa, vb, ob, vc, oc, vd, od) \
+	Get va; IQPA(oa); I32x4DotI16x8S; \
+	Get vb; IQPA(ob); I32x4DotI16x8S; I32x4Add; \
+	Get vc; IQPA(oc); I32x4DotI16x8S; I32x4Add; \
+	Get vd; IQPA(od); I32x4DotI16x8S; I32x4Add
+
+// IQLO and IQHI push lanes 0..3 and 4..7 of the pair of sub-blocks at
+// prepared offset b (V8..V15).
+#define IQLO(b) IQDOT4(V8, b, V9, b+16, V12, b+64, V13, b+80)
+#define IQHI(b) IQDOT4(V10, b+32, V11, b+48, V14, b+96, V15, b+112)
+
+// IQFIRST stores the pair's lanes as the activation's (R3), IQADD adds
+// them to it.
+#define IQFIRST(b) \
+	Get R3; I32WrapI64; IQLO(b); V128Store $0, $0; \
+	Get R3; I32WrapI64; IQHI(b); V128Store $0, $16
+#define IQADD(b) \
+	Get R3; I32WrapI64; IQLO(b); Get R3; I32WrapI64; V128Load $0; I32x4Add; V128Store $0, $0; \
+	Get R3; I32WrapI64; IQHI(b); Get R3; I32WrapI64; V128Load $16; I32x4Add; V128Store $0, $16
+
+// IQACTS runs body over the activations: R11 the activation's prepared
+// block (from R1, by R15), R3 its lanes (from iacc, by 32), R13 counting.
+#define IQACTS(body) \
+	Get R1; Set R11; I64Load iacc+48(FP); Set R3; I64Load acts+72(FP); Set R13; \
+	Loop; \
+		body; \
+		Get R11; Get R15; I64Add; Set R11; ADD(R3, 32); \
+		COUNTDOWN(R13); \
+	End
+
+// IQFLOAT adds the block's lanes of every activation, times d = dx·yd, to
+// its running sums, and moves R9 and R10 to the next block.
+#define IQFLOAT \
+	I64Load iacc+48(FP); Set R3; I64Load facc+56(FP); Set R12; Get R10; Set R14; I64Load acts+72(FP); Set R13; \
+	Loop; \
+		Get R9; I32WrapI64; F32Load $0; Get R14; I32WrapI64; F32Load $0; F32Mul; F32x4Splat; Set V1; \
+		Get R12; I32WrapI64; \
+		Get R12; I32WrapI64; V128Load $0; Get R3; I32WrapI64; V128Load $0; F32x4ConvertI32x4S; Get V1; F32x4Mul; F32x4Add; \
+		V128Store $0, $0; \
+		Get R12; I32WrapI64; \
+		Get R12; I32WrapI64; V128Load $16; Get R3; I32WrapI64; V128Load $16; F32x4ConvertI32x4S; Get V1; F32x4Mul; F32x4Add; \
+		V128Store $0, $16; \
+		ADD(R3, 32); ADD(R12, 32); ADD(R14, 4); \
+		COUNTDOWN(R13); \
+	End; \
+	ADD(R9, 4); \
+	I64Load acts+72(FP); I64Const $2; I64Shl; Get R10; I64Add; Set R10
+
+// IQSTART loads the arguments and the constants.
+#define IQSTART \
+	I64Load x+0(FP); Set R0; \
+	I64Load yp+8(FP); Set R1; \
+	I64Load yd+16(FP); Set R10; \
+	I64Load dx+24(FP); Set R9; \
+	I64Load grid+32(FP); Set R4; \
+	I64Load ks+40(FP); Set R5; \
+	I64Load nb+64(FP); Tee R2; I64Const $544; I64Mul; Set R15; \
+	V128Const $0x0000000000000000, $0x0101010101010101; Set V0; \
+	V128Const $0x0202020202020202, $0x0303030303030303; Set V5; \
+	V128Const $0x8040201008040201, $0x8040201008040201; Set V4
+
+// IQBLOCK is the loop over the blocks of size bytes, decoding pair p with
+// PAIR(p).
+#define IQBLOCK(PAIR, size) \
+	Loop; \
+		PAIR(0); IQACTS(IQFIRST(0)); \
+		PAIR(1); IQACTS(IQADD(128)); \
+		PAIR(2); IQACTS(IQADD(256)); \
+		PAIR(3); IQACTS(IQADD(384)); \
+		IQFLOAT; \
+		ADD(R0, size); ADD(R1, 544); \
+		COUNTDOWN(R2); \
+	End
+
+// SIGNED sets V7 to the 16 bytes pushed with those negated whose bit is
+// set in sign bytes pat (V0 or V5) of V2.
+#define SIGNED(pat) \
+	Set V7; \
+	Get V2; Get pat; I8x16Swizzle; Get V4; V128And; Get V4; I8x16Eq; Set V6; \
+	Get V7; Get V6; V128Xor; Get V6; I8x16Sub; Set V7
+
+// EO sets de and do to the even and odd bytes of V7 as int16 lanes times
+// the scale sc.
+#define EO(sc, de, do) \
+	Get V7; I32Const $8; I16x8Shl; I32Const $8; I16x8ShrS; Get sc; I16x8Mul; Set de; \
+	Get V7; I32Const $8; I16x8ShrS; Get sc; I16x8Mul; Set do
+
+// SCALE pushes 2·(the 4 bits of r at sh)+1 in every int16 lane.
+#define SCALE(r, sh) Get r; I64Const $(sh); I64ShrU; I64Const $15; I64And; I64Const $1; I64Shl; I64Const $1; I64Or; I32WrapI64; I16x8Splat
+
+// KS pushes ksignsIQ2XS[(r >> sh) & 127] (i32).
+#define KS(r, sh) Get r; I64Const $(sh); I64ShrU; I64Const $127; I64And; Get R5; I64Add; I32WrapI64; I32Load8U $0
+
+// KSWORD sets V2 to the four sign bytes of the 7-bit indices of r at
+// s0..s3 in every 32-bit lane.
+#define KSWORD(r, s0, s1, s2, s3) \
+	KS(r, s0); KS(r, s1); I32Const $8; I32Shl; I32Or; \
+	KS(r, s2); I32Const $16; I32Shl; I32Or; KS(r, s3); I32Const $24; I32Shl; I32Or; \
+	I32x4Splat; Set V2
+
+// G8 pushes the 8-byte grid point of index (pushed, i64).
+#define G8 I64Const $3; I64Shl; Get R4; I64Add; I32WrapI64; I64Load $0
+// G4 pushes the 4-byte grid point of index (pushed, i64).
+#define G4 I64Const $2; I64Shl; Get R4; I64Add; I32WrapI64; I32Load $0
+// B pushes the byte at R0+off (i64).
+#define B(off) Get R0; I32WrapI64; I64Load8U $(off)
+
+// ---- IQ2_XXS ----
+// XXS2SUB decodes sub-block ib into de0, do0 (weights 0..15), de1, do1
+// (16..31): grid indices at bytes 2+8ib.., signs and scale in the word at
+// 6+8ib.
+#define XXS2SUB(ib, de0, do0, de1, do1) \
+	Get R0; I32WrapI64; I64Load32U $(6+8*ib); Set R6; \
+	SCALE(R6, 28); Set V1; \
+	KSWORD(R6, 0, 7, 14, 21); \
+	B(2+8*ib); G8; I64x2Splat; B(3+8*ib); G8; I64x2ReplaceLane $0, $1; SIGNED(V0); EO(V1, de0, do0); \
+	B(4+8*ib); G8; I64x2Splat; B(5+8*ib); G8; I64x2ReplaceLane $0, $1; SIGNED(V5); EO(V1, de1, do1)
+#define XXS2PAIR(p) XXS2SUB((2*(p)), V8, V9, V10, V11); XXS2SUB((2*(p)+1), V12, V13, V14, V15)
+
+// func iq2XXSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
+// adds, for the row at x (nb ≥ 1 blocks) and each activation a < acts
+// (≥ 1) prepared at yp, block j's eight lanes times dx[j]·yd[acts·j+a] to
+// facc[8a..8a+7]; iacc holds 8·acts int32.
+TEXT ·iq2XXSRowN(SB), NOSPLIT, $0-80
+	IQSTART
+	IQBLOCK(XXS2PAIR, 66)
+	RET
+
+// ---- IQ2_XS ----
+// XS2G pushes the grid point of group l (the 9 low bits of R6's uint16 l).
+#define XS2G(l) Get R6; I64Const $(16*l); I64ShrU; I64Const $511; I64And; G8
+#define XS2SUB(ib, de0, do0, de1, do1) \
+	Get R0; I32WrapI64; I64Load $(2+8*ib); Set R6; \
+	B(66+ib); Set R7; \
+	SCALE(R7, 0); Set V1; SCALE(R7, 4); Set V3; \
+	KSWORD(R6, 9, 25, 41, 57); \
+	XS2G(0); I64x2Splat; XS2G(1); I64x2ReplaceLane $0, $1; SIGNED(V0); EO(V1, de0, do0); \
+	XS2G(2); I64x2Splat; XS2G(3); I64x2ReplaceLane $0, $1; SIGNED(V5); EO(V3, de1, do1)
+#define XS2PAIR(p) XS2SUB((2*(p)), V8, V9, V10, V11); XS2SUB((2*(p)+1), V12, V13, V14, V15)
+
+// func iq2XSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
+// is iq2XXSRowN for IQ2_XS.
+TEXT ·iq2XSRowN(SB), NOSPLIT, $0-80
+	IQSTART
+	IQBLOCK(XS2PAIR, 74)
+	RET
+
+// ---- IQ2_S ----
+// S2G pushes the grid point of group l of sub-block ib (qs byte 2+4ib+l,
+// bits 2l, 2l+1 of qh, R7).
+#define S2G(ib, l) B(2+4*ib+l); Get R7; I64Const $(2*l); I64ShrU; I64Const $3; I64And; I64Const $8; I64Shl; I64Or; G8
+#define S2SUB(ib, de0, do0, de1, do1) \
+	B(66+ib); Set R7; \
+	B(74+ib); Set R6; \
+	SCALE(R6, 0); Set V1; SCALE(R6, 4); Set V3; \
+	Get R0; I32WrapI64; I32Load $(34+4*ib); I32x4Splat; Set V2; \
+	S2G(ib, 0); I64x2Splat; S2G(ib, 1); I64x2ReplaceLane $0, $1; SIGNED(V0); EO(V1, de0, do0); \
+	S2G(ib, 2); I64x2Splat; S2G(ib, 3); I64x2ReplaceLane $0, $1; SIGNED(V5); EO(V3, de1, do1)
+#define S2PAIR(p) S2SUB((2*(p)), V8, V9, V10, V11); S2SUB((2*(p)+1), V12, V13, V14, V15)
+
+// func iq2SRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
+// is iq2XXSRowN for IQ2_S (ks unused).
+TEXT ·iq2SRowN(SB), NOSPLIT, $0-80
+	IQSTART
+	IQBLOCK(S2PAIR, 82)
+	RET
+
+// ---- IQ3_XXS ----
+// XXS3Q pushes the four grid points of 4 weights at qs bytes o..o+3.
+#define XXS3Q(o) \
+	B(o); G4; I32x4Splat; B(o+1); G4; I32x4ReplaceLane $0, $1; \
+	B(o+2); G4; I32x4ReplaceLane $0, $2; B(o+3); G4; I32x4ReplaceLane $0, $3
+#define XXS3SUB(ib, de0, do0, de1, do1) \
+	Get R0; I32WrapI64; I64Load32U $(66+4*ib); Set R6; \
+	SCALE(R6, 28); Set V1; \
+	KSWORD(R6, 0, 7, 14, 21); \
+	XXS3Q(2+8*ib); SIGNED(V0); EO(V1, de0, do0); \
+	XXS3Q(6+8*ib); SIGNED(V5); EO(V1, de1, do1)
+#define XXS3PAIR(p) XXS3SUB((2*(p)), V8, V9, V10, V11); XXS3SUB((2*(p)+1), V12, V13, V14, V15)
+
+// func iq3XXSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
+// is iq2XXSRowN for IQ3_XXS.
+TEXT ·iq3XXSRowN(SB), NOSPLIT, $0-80
+	IQSTART
+	IQBLOCK(XXS3PAIR, 98)
+	RET
+
+// ---- IQ3_S ----
+// S3G pushes the grid point of group k of sub-block ib: qs byte 2+8ib+k,
+// bit 8 from qh (R7, shifted left by 8).
+#define S3G(ib, k) B(2+8*ib+k); Get R7; I64Const $(k); I64ShrU; I64Const $256; I64And; I64Or; G4
+#define S3Q(ib, k) \
+	S3G(ib, k); I32x4Splat; S3G(ib, k+1); I32x4ReplaceLane $0, $1; \
+	S3G(ib, k+2); I32x4ReplaceLane $0, $2; S3G(ib, k+3); I32x4ReplaceLane $0, $3
+#define S3SUB(ib, de0, do0, de1, do1) \
+	B(66+ib); I64Const $8; I64Shl; Set R7; \
+	B(106+ib/2); Set R6; \
+	SCALE(R6, 4*(ib%2)); Set V1; \
+	Get R0; I32WrapI64; I32Load $(74+4*ib); I32x4Splat; Set V2; \
+	S3Q(ib, 0); SIGNED(V0); EO(V1, de0, do0); \
+	S3Q(ib, 4); SIGNED(V5); EO(V1, de1, do1)
+#define S3PAIR(p) S3SUB((2*(p)), V8, V9, V10, V11); S3SUB((2*(p)+1), V12, V13, V14, V15)
+
+// func iq3SRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
+// is iq2XXSRowN for IQ3_S (ks unused).
+TEXT ·iq3SRowN(SB), NOSPLIT, $0-80
+	IQSTART
+	IQBLOCK(S3PAIR, 110)
+	RET
