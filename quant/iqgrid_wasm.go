@@ -14,7 +14,7 @@ package quant
 // Dot and DotN stay with iqKernels (iqk_wasm.go).
 
 //go:noescape
-func iq2XXSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
+func iq2XXSRowN(x, yp *byte, yd, dx *float32, grid *uint8, ks *uint8, iacc *int32, facc *float32, nb, acts int)
 
 //go:noescape
 func iq2XSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
@@ -27,6 +27,36 @@ func iq3XXSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc 
 
 //go:noescape
 func iq3SRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
+
+// iqGrids are the grids of the row kernels, each with room after its last
+// point for the rest of the 16 bytes a v128.load of it reads.
+var iqGrids = func() (g struct {
+	iq2xxs [256 + 1][8]uint8
+	iq2xs  [512 + 1][8]uint8
+	iq2s   [1024 + 1][8]uint8
+	iq3xxs [256 + 3][4]uint8
+	iq3s   [512 + 3][4]uint8
+}) {
+	copy(g.iq2xxs[:], iq2xxsGrid[:])
+	copy(g.iq2xs[:], iq2xsGrid[:])
+	copy(g.iq2s[:], iq2sGrid[:])
+	copy(g.iq3xxs[:], iq3xxsGrid[:])
+	copy(g.iq3s[:], iq3sGrid[:])
+	return g
+}()
+
+// iqSignMasks holds for each 7-bit sign index i the 8 bytes 0xff where bit
+// j of ksignsIQ2XS[i] is set (else 0), and room for a v128.load of the last.
+var iqSignMasks = func() (m [128 + 1][8]uint8) {
+	for i, s := range ksignsIQ2XS {
+		for j := range 8 {
+			if s>>j&1 != 0 {
+				m[i][j] = 0xff
+			}
+		}
+	}
+	return m
+}()
 
 // iqGridKernels returns iqKernels(t) with the DotRows and DotRowsN kernels
 // of iqGridRowsN.
@@ -136,16 +166,17 @@ func iqGridRowsN(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at in
 func iqGridRow(t Type, x []byte, yp *byte, yd *float32, dx []float32, iacc *int32, facc *float32, nb, k int) {
 	size := iqSize(t)
 	rowScales(dx, x, nb, size, 0)
+	ks := &iqSignMasks[0][0]
 	switch t {
 	case IQ2_XXS:
-		iq2XXSRowN(&x[0], yp, yd, &dx[0], &iq2xxsGrid[0][0], &ksignsIQ2XS[0], iacc, facc, nb, k)
+		iq2XXSRowN(&x[0], yp, yd, &dx[0], &iqGrids.iq2xxs[0][0], ks, iacc, facc, nb, k)
 	case IQ2_XS:
-		iq2XSRowN(&x[0], yp, yd, &dx[0], &iq2xsGrid[0][0], &ksignsIQ2XS[0], iacc, facc, nb, k)
+		iq2XSRowN(&x[0], yp, yd, &dx[0], &iqGrids.iq2xs[0][0], ks, iacc, facc, nb, k)
 	case IQ2_S:
-		iq2SRowN(&x[0], yp, yd, &dx[0], &iq2sGrid[0][0], &ksignsIQ2XS[0], iacc, facc, nb, k)
+		iq2SRowN(&x[0], yp, yd, &dx[0], &iqGrids.iq2s[0][0], ks, iacc, facc, nb, k)
 	case IQ3_XXS:
-		iq3XXSRowN(&x[0], yp, yd, &dx[0], &iq3xxsGrid[0][0], &ksignsIQ2XS[0], iacc, facc, nb, k)
+		iq3XXSRowN(&x[0], yp, yd, &dx[0], &iqGrids.iq3xxs[0][0], ks, iacc, facc, nb, k)
 	case IQ3_S:
-		iq3SRowN(&x[0], yp, yd, &dx[0], &iq3sGrid[0][0], &ksignsIQ2XS[0], iacc, facc, nb, k)
+		iq3SRowN(&x[0], yp, yd, &dx[0], &iqGrids.iq3s[0][0], ks, iacc, facc, nb, k)
 	}
 }

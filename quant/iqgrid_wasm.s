@@ -51,19 +51,23 @@
 	Get vc; IQPA(oc); I32x4DotI16x8S; I32x4Add; \
 	Get vd; IQPA(od); I32x4DotI16x8S; I32x4Add
 
-// IQLO and IQHI push lanes 0..3 and 4..7 of the pair of sub-blocks at
-// prepared offset b (V8..V15).
-#define IQLO(b) IQDOT4(V8, b, V9, b+16, V12, b+64, V13, b+80)
-#define IQHI(b) IQDOT4(V10, b+32, V11, b+48, V14, b+96, V15, b+112)
+// IQQDOT pushes the int32 lanes of half h (0: weights 0..15, lanes 0..3;
+// 1: 16..31, lanes 4..7) of sub-blocks s..s+3, decoded into V8..V15, dotted
+// with the prepared activation at R11.
+#define IQQDOT(h, s) \
+	Get V8; IQPA(64*(s)+32*(h)); I32x4DotI16x8S; \
+	Get V9; IQPA(64*(s)+32*(h)+16); I32x4DotI16x8S; I32x4Add; \
+	Get V10; IQPA(64*(s)+64+32*(h)); I32x4DotI16x8S; I32x4Add; \
+	Get V11; IQPA(64*(s)+64+32*(h)+16); I32x4DotI16x8S; I32x4Add; \
+	Get V12; IQPA(64*(s)+128+32*(h)); I32x4DotI16x8S; I32x4Add; \
+	Get V13; IQPA(64*(s)+128+32*(h)+16); I32x4DotI16x8S; I32x4Add; \
+	Get V14; IQPA(64*(s)+192+32*(h)); I32x4DotI16x8S; I32x4Add; \
+	Get V15; IQPA(64*(s)+192+32*(h)+16); I32x4DotI16x8S; I32x4Add
 
-// IQFIRST stores the pair's lanes as the activation's (R3), IQADD adds
-// them to it.
-#define IQFIRST(b) \
-	Get R3; I32WrapI64; IQLO(b); V128Store $0, $0; \
-	Get R3; I32WrapI64; IQHI(b); V128Store $0, $16
-#define IQADD(b) \
-	Get R3; I32WrapI64; IQLO(b); Get R3; I32WrapI64; V128Load $0; I32x4Add; V128Store $0, $0; \
-	Get R3; I32WrapI64; IQHI(b); Get R3; I32WrapI64; V128Load $16; I32x4Add; V128Store $0, $16
+// IQFIRST stores the lanes of half h of sub-blocks 0..3 as the
+// activation's (R3), IQADD adds those of sub-blocks 4..7 to them.
+#define IQFIRST(h) Get R3; I32WrapI64; IQQDOT(h, 0); V128Store $0, $(16*(h))
+#define IQADD(h) Get R3; I32WrapI64; IQQDOT(h, 4); Get R3; I32WrapI64; V128Load $(16*(h)); I32x4Add; V128Store $0, $(16*(h))
 
 // IQACTS runs body over the activations: R11 the activation's prepared
 // block (from R1, by R15), R3 its lanes (from iacc, by 32), R13 counting.
@@ -106,14 +110,14 @@
 	V128Const $0x0202020202020202, $0x0303030303030303; Set V5; \
 	V128Const $0x8040201008040201, $0x8040201008040201; Set V4
 
-// IQBLOCK is the loop over the blocks of size bytes, decoding pair p with
-// PAIR(p).
-#define IQBLOCK(PAIR, size) \
+// IQBLOCK is the loop over the blocks of size bytes: QUARTER(h, s) decodes
+// half h of sub-blocks s..s+3 into V8..V15.
+#define IQBLOCK(QUARTER, size) \
 	Loop; \
-		PAIR(0); IQACTS(IQFIRST(0)); \
-		PAIR(1); IQACTS(IQADD(128)); \
-		PAIR(2); IQACTS(IQADD(256)); \
-		PAIR(3); IQACTS(IQADD(384)); \
+		QUARTER(0, 0); IQACTS(IQFIRST(0)); \
+		QUARTER(1, 0); IQACTS(IQFIRST(1)); \
+		QUARTER(0, 4); IQACTS(IQADD(0)); \
+		QUARTER(1, 4); IQACTS(IQADD(1)); \
 		IQFLOAT; \
 		ADD(R0, size); ADD(R1, 544); \
 		COUNTDOWN(R2); \
@@ -126,6 +130,10 @@
 	Get V2; Get pat; I8x16Swizzle; Get V4; V128And; Get V4; I8x16Eq; Set V6; \
 	Get V7; Get V6; V128Xor; Get V6; I8x16Sub; Set V7
 
+// MASKED sets V7 to the 16 bytes pushed with those negated where the
+// mask V6 is set.
+#define MASKED Set V7; Get V7; Get V6; V128Xor; Get V6; I8x16Sub; Set V7
+
 // EO sets de and do to the even and odd bytes of V7 as int16 lanes times
 // the scale sc.
 #define EO(sc, de, do) \
@@ -135,122 +143,116 @@
 // SCALE pushes 2·(the 4 bits of r at sh)+1 in every int16 lane.
 #define SCALE(r, sh) Get r; I64Const $(sh); I64ShrU; I64Const $15; I64And; I64Const $1; I64Shl; I64Const $1; I64Or; I32WrapI64; I16x8Splat
 
-// KS pushes ksignsIQ2XS[(r >> sh) & 127] (i32).
-#define KS(r, sh) Get r; I64Const $(sh); I64ShrU; I64Const $127; I64And; Get R5; I64Add; I32WrapI64; I32Load8U $0
+// KM pushes the address of the 8-byte sign mask of the 7-bit sign index
+// of r at sh (iqSignMasks at R5).
+#define KM(r, sh) Get r; I64Const $(sh); I64ShrU; I64Const $127; I64And; I64Const $3; I64Shl; Get R5; I64Add; I32WrapI64
+// KM16 sets V6 to the sign masks of the indices of r at s0 and s1.
+#define KM16(r, s0, s1) KM(r, s0); V128Load $0; KM(r, s1); I64Load $0; I64x2ReplaceLane $0, $1; Set V6
 
-// KSWORD sets V2 to the four sign bytes of the 7-bit indices of r at
-// s0..s3 in every 32-bit lane.
-#define KSWORD(r, s0, s1, s2, s3) \
-	KS(r, s0); KS(r, s1); I32Const $8; I32Shl; I32Or; \
-	KS(r, s2); I32Const $16; I32Shl; I32Or; KS(r, s3); I32Const $24; I32Shl; I32Or; \
-	I32x4Splat; Set V2
-
-// G8 pushes the 8-byte grid point of index (pushed, i64).
-#define G8 I64Const $3; I64Shl; Get R4; I64Add; I32WrapI64; I64Load $0
-// G4 pushes the 4-byte grid point of index (pushed, i64).
-#define G4 I64Const $2; I64Shl; Get R4; I64Add; I32WrapI64; I32Load $0
+// GA pushes the address of the 8-byte (G8A) or 4-byte (G4A) grid point of
+// the index pushed (i64). Grid tables are padded, so a v128.load of their
+// last point stays in them.
+#define G8A I64Const $3; I64Shl; Get R4; I64Add; I32WrapI64
+#define G4A I64Const $2; I64Shl; Get R4; I64Add; I32WrapI64
 // B pushes the byte at R0+off (i64).
 #define B(off) Get R0; I32WrapI64; I64Load8U $(off)
 
 // ---- IQ2_XXS ----
-// XXS2SUB decodes sub-block ib into de0, do0 (weights 0..15), de1, do1
-// (16..31): grid indices at bytes 2+8ib.., signs and scale in the word at
-// 6+8ib.
-#define XXS2SUB(ib, de0, do0, de1, do1) \
-	Get R0; I32WrapI64; I64Load32U $(6+8*ib); Set R6; \
+// XXS2H decodes half h of sub-block ib into de, do: grid indices at bytes
+// 2+8ib+2h, 3+8ib+2h, signs and scale in the word at 6+8ib.
+#define XXS2H(ib, h, de, do) \
+	Get R0; I32WrapI64; I64Load32U $(6+8*(ib)); Set R6; \
 	SCALE(R6, 28); Set V1; \
-	KSWORD(R6, 0, 7, 14, 21); \
-	B(2+8*ib); G8; I64x2Splat; B(3+8*ib); G8; I64x2ReplaceLane $0, $1; SIGNED(V0); EO(V1, de0, do0); \
-	B(4+8*ib); G8; I64x2Splat; B(5+8*ib); G8; I64x2ReplaceLane $0, $1; SIGNED(V5); EO(V1, de1, do1)
-#define XXS2PAIR(p) XXS2SUB((2*(p)), V8, V9, V10, V11); XXS2SUB((2*(p)+1), V12, V13, V14, V15)
+	KM16(R6, 14*(h), 14*(h)+7); \
+	B(2+8*(ib)+2*(h)); G8A; V128Load $0; B(3+8*(ib)+2*(h)); G8A; I64Load $0; I64x2ReplaceLane $0, $1; MASKED; \
+	EO(V1, de, do)
+#define XXS2Q(h, s) XXS2H(s, h, V8, V9); XXS2H(s+1, h, V10, V11); XXS2H(s+2, h, V12, V13); XXS2H(s+3, h, V14, V15)
 
 // func iq2XXSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
 // adds, for the row at x (nb ≥ 1 blocks) and each activation a < acts
 // (≥ 1) prepared at yp, block j's eight lanes times dx[j]·yd[acts·j+a] to
-// facc[8a..8a+7]; iacc holds 8·acts int32.
+// facc[8a..8a+7]; iacc holds 8·acts int32. grid is the format's padded
+// grid (iqGrids), ks iqSignMasks.
 TEXT ·iq2XXSRowN(SB), NOSPLIT, $0-80
 	IQSTART
-	IQBLOCK(XXS2PAIR, 66)
+	IQBLOCK(XXS2Q, 66)
 	RET
 
 // ---- IQ2_XS ----
-// XS2G pushes the grid point of group l (the 9 low bits of R6's uint16 l).
-#define XS2G(l) Get R6; I64Const $(16*l); I64ShrU; I64Const $511; I64And; G8
-#define XS2SUB(ib, de0, do0, de1, do1) \
-	Get R0; I32WrapI64; I64Load $(2+8*ib); Set R6; \
-	B(66+ib); Set R7; \
-	SCALE(R7, 0); Set V1; SCALE(R7, 4); Set V3; \
-	KSWORD(R6, 9, 25, 41, 57); \
-	XS2G(0); I64x2Splat; XS2G(1); I64x2ReplaceLane $0, $1; SIGNED(V0); EO(V1, de0, do0); \
-	XS2G(2); I64x2Splat; XS2G(3); I64x2ReplaceLane $0, $1; SIGNED(V5); EO(V3, de1, do1)
-#define XS2PAIR(p) XS2SUB((2*(p)), V8, V9, V10, V11); XS2SUB((2*(p)+1), V12, V13, V14, V15)
+// XS2I pushes the grid index of group l (the 9 low bits of R6's uint16 l).
+#define XS2I(l) Get R6; I64Const $(16*(l)); I64ShrU; I64Const $511; I64And
+#define XS2H(ib, h, de, do) \
+	Get R0; I32WrapI64; I64Load $(2+8*(ib)); Set R6; \
+	B(66+(ib)); I32WrapI64; I32Const $(4*(h)); I32ShrU; I32Const $15; I32And; I32Const $1; I32Shl; I32Const $1; I32Or; I16x8Splat; Set V1; \
+	KM16(R6, 32*(h)+9, 32*(h)+25); \
+	XS2I(2*(h)); G8A; V128Load $0; XS2I(2*(h)+1); G8A; I64Load $0; I64x2ReplaceLane $0, $1; MASKED; \
+	EO(V1, de, do)
+#define XS2Q(h, s) XS2H(s, h, V8, V9); XS2H(s+1, h, V10, V11); XS2H(s+2, h, V12, V13); XS2H(s+3, h, V14, V15)
 
 // func iq2XSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
 // is iq2XXSRowN for IQ2_XS.
 TEXT ·iq2XSRowN(SB), NOSPLIT, $0-80
 	IQSTART
-	IQBLOCK(XS2PAIR, 74)
+	IQBLOCK(XS2Q, 74)
 	RET
 
 // ---- IQ2_S ----
-// S2G pushes the grid point of group l of sub-block ib (qs byte 2+4ib+l,
+// S2I pushes the grid index of group l of sub-block ib (qs byte 2+4ib+l,
 // bits 2l, 2l+1 of qh, R7).
-#define S2G(ib, l) B(2+4*ib+l); Get R7; I64Const $(2*l); I64ShrU; I64Const $3; I64And; I64Const $8; I64Shl; I64Or; G8
-#define S2SUB(ib, de0, do0, de1, do1) \
-	B(66+ib); Set R7; \
-	B(74+ib); Set R6; \
-	SCALE(R6, 0); Set V1; SCALE(R6, 4); Set V3; \
-	Get R0; I32WrapI64; I32Load $(34+4*ib); I32x4Splat; Set V2; \
-	S2G(ib, 0); I64x2Splat; S2G(ib, 1); I64x2ReplaceLane $0, $1; SIGNED(V0); EO(V1, de0, do0); \
-	S2G(ib, 2); I64x2Splat; S2G(ib, 3); I64x2ReplaceLane $0, $1; SIGNED(V5); EO(V3, de1, do1)
-#define S2PAIR(p) S2SUB((2*(p)), V8, V9, V10, V11); S2SUB((2*(p)+1), V12, V13, V14, V15)
+#define S2I(ib, l) B(2+4*(ib)+(l)); Get R7; I64Const $(2*(l)); I64ShrU; I64Const $3; I64And; I64Const $8; I64Shl; I64Or
+#define S2H(ib, h, de, do) \
+	B(66+(ib)); Set R7; \
+	B(74+(ib)); I32WrapI64; I32Const $(4*(h)); I32ShrU; I32Const $15; I32And; I32Const $1; I32Shl; I32Const $1; I32Or; I16x8Splat; Set V1; \
+	Get R0; I32WrapI64; I32Load16U $(34+4*(ib)+2*(h)); I32x4Splat; Set V2; \
+	S2I(ib, 2*(h)); G8A; V128Load $0; S2I(ib, 2*(h)+1); G8A; I64Load $0; I64x2ReplaceLane $0, $1; SIGNED(V0); \
+	EO(V1, de, do)
+#define S2Q(h, s) S2H(s, h, V8, V9); S2H(s+1, h, V10, V11); S2H(s+2, h, V12, V13); S2H(s+3, h, V14, V15)
 
 // func iq2SRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
 // is iq2XXSRowN for IQ2_S (ks unused).
 TEXT ·iq2SRowN(SB), NOSPLIT, $0-80
 	IQSTART
-	IQBLOCK(S2PAIR, 82)
+	IQBLOCK(S2Q, 82)
 	RET
 
 // ---- IQ3_XXS ----
-// XXS3Q pushes the four grid points of 4 weights at qs bytes o..o+3.
-#define XXS3Q(o) \
-	B(o); G4; I32x4Splat; B(o+1); G4; I32x4ReplaceLane $0, $1; \
-	B(o+2); G4; I32x4ReplaceLane $0, $2; B(o+3); G4; I32x4ReplaceLane $0, $3
-#define XXS3SUB(ib, de0, do0, de1, do1) \
-	Get R0; I32WrapI64; I64Load32U $(66+4*ib); Set R6; \
+// XXS3V pushes the four 4-weight grid points at qs bytes o..o+3.
+#define XXS3V(o) \
+	B(o); G4A; V128Load $0; B(o+1); G4A; I32Load $0; I32x4ReplaceLane $0, $1; \
+	B(o+2); G4A; I32Load $0; I32x4ReplaceLane $0, $2; B(o+3); G4A; I32Load $0; I32x4ReplaceLane $0, $3
+#define XXS3H(ib, h, de, do) \
+	Get R0; I32WrapI64; I64Load32U $(66+4*(ib)); Set R6; \
 	SCALE(R6, 28); Set V1; \
-	KSWORD(R6, 0, 7, 14, 21); \
-	XXS3Q(2+8*ib); SIGNED(V0); EO(V1, de0, do0); \
-	XXS3Q(6+8*ib); SIGNED(V5); EO(V1, de1, do1)
-#define XXS3PAIR(p) XXS3SUB((2*(p)), V8, V9, V10, V11); XXS3SUB((2*(p)+1), V12, V13, V14, V15)
+	KM16(R6, 14*(h), 14*(h)+7); \
+	XXS3V(2+8*(ib)+4*(h)); MASKED; \
+	EO(V1, de, do)
+#define XXS3Q(h, s) XXS3H(s, h, V8, V9); XXS3H(s+1, h, V10, V11); XXS3H(s+2, h, V12, V13); XXS3H(s+3, h, V14, V15)
 
 // func iq3XXSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
 // is iq2XXSRowN for IQ3_XXS.
 TEXT ·iq3XXSRowN(SB), NOSPLIT, $0-80
 	IQSTART
-	IQBLOCK(XXS3PAIR, 98)
+	IQBLOCK(XXS3Q, 98)
 	RET
 
 // ---- IQ3_S ----
-// S3G pushes the grid point of group k of sub-block ib: qs byte 2+8ib+k,
+// S3I pushes the grid index of group k of sub-block ib: qs byte 2+8ib+k,
 // bit 8 from qh (R7, shifted left by 8).
-#define S3G(ib, k) B(2+8*ib+k); Get R7; I64Const $(k); I64ShrU; I64Const $256; I64And; I64Or; G4
-#define S3Q(ib, k) \
-	S3G(ib, k); I32x4Splat; S3G(ib, k+1); I32x4ReplaceLane $0, $1; \
-	S3G(ib, k+2); I32x4ReplaceLane $0, $2; S3G(ib, k+3); I32x4ReplaceLane $0, $3
-#define S3SUB(ib, de0, do0, de1, do1) \
-	B(66+ib); I64Const $8; I64Shl; Set R7; \
-	B(106+ib/2); Set R6; \
-	SCALE(R6, 4*(ib%2)); Set V1; \
-	Get R0; I32WrapI64; I32Load $(74+4*ib); I32x4Splat; Set V2; \
-	S3Q(ib, 0); SIGNED(V0); EO(V1, de0, do0); \
-	S3Q(ib, 4); SIGNED(V5); EO(V1, de1, do1)
-#define S3PAIR(p) S3SUB((2*(p)), V8, V9, V10, V11); S3SUB((2*(p)+1), V12, V13, V14, V15)
+#define S3I(ib, k) B(2+8*(ib)+(k)); Get R7; I64Const $(k); I64ShrU; I64Const $256; I64And; I64Or
+#define S3V(ib, k) \
+	S3I(ib, k); G4A; V128Load $0; S3I(ib, (k)+1); G4A; I32Load $0; I32x4ReplaceLane $0, $1; \
+	S3I(ib, (k)+2); G4A; I32Load $0; I32x4ReplaceLane $0, $2; S3I(ib, (k)+3); G4A; I32Load $0; I32x4ReplaceLane $0, $3
+#define S3H(ib, h, de, do) \
+	B(66+(ib)); I64Const $8; I64Shl; Set R7; \
+	B(106+(ib)/2); I32WrapI64; I32Const $(4*((ib)%2)); I32ShrU; I32Const $15; I32And; I32Const $1; I32Shl; I32Const $1; I32Or; I16x8Splat; Set V1; \
+	Get R0; I32WrapI64; I32Load16U $(74+4*(ib)+2*(h)); I32x4Splat; Set V2; \
+	S3V(ib, 4*(h)); SIGNED(V0); \
+	EO(V1, de, do)
+#define S3Q(h, s) S3H(s, h, V8, V9); S3H(s+1, h, V10, V11); S3H(s+2, h, V12, V13); S3H(s+3, h, V14, V15)
 
 // func iq3SRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
 // is iq2XXSRowN for IQ3_S (ks unused).
 TEXT ·iq3SRowN(SB), NOSPLIT, $0-80
 	IQSTART
-	IQBLOCK(S3PAIR, 110)
+	IQBLOCK(S3Q, 110)
 	RET
