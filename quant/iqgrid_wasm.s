@@ -8,23 +8,26 @@
 // (iqgrid_wasm.go): one weight row against one or more activations
 // prepared by splitQ8_K (even and odd int8 activations as int16 lanes).
 //
-// Two sub-blocks (64 weights) at a time are decoded into eight int16
-// vectors V8..V15 that stay in registers: the codebook points loaded by
-// index from the grid (i64.load or i32.load of the entry, gathered into a
-// vector with i64x2.replace_lane or i32x4.replace_lane), negated where
-// their sign bits are set (the sign bits broadcast to bytes by
-// i8x16.swizzle, tested against each byte's bit, (g XOR m) - m), split
-// into their even and odd bytes as int16 lanes and multiplied by the
-// sub-block's (or 16-weight half's) scale 2s+1 (i16x8.mul). Each
-// activation then takes a load and an i32x4.dot_i16x8_s per eight weights:
-// int32 lane i of the dot of the even and the odd halves of 16 weights is
-// the sum of weights 4i..4i+3 times their activations, so the 16 low
-// weights of a sub-block give lanes 0..3 of iq3Lanes and the 16 high ones
-// lanes 4..7. Every step is exact: a scaled weight is at most 62·31 = 1922
-// in magnitude (int16) and a block's lane at most 8·31·4·62·128 (int32),
-// and the integer sums do not depend on the order they are added in.
+// A block is taken in four passes, each half of four sub-blocks (the 16
+// low or the 16 high weights of sub-blocks 0..3 or 4..7, 64 weights),
+// decoded into eight int16 vectors V8..V15 that stay in registers: the
+// codebook points loaded by index from the grid (a v128.load of the first
+// point and i64.load or i32.load of the others, put in their lanes by
+// i64x2.replace_lane or i32x4.replace_lane), negated where their sign
+// bits are set ((g XOR m) - m, the mask m of 0xff bytes from iqSignMasks
+// by the 7-bit sign index, or the explicit sign bits broadcast to bytes by
+// i8x16.swizzle and tested against each byte's bit), split into their even
+// and odd bytes as int16 lanes and multiplied by the sub-block's (or
+// 16-weight half's) scale 2s+1 (i16x8.mul). Each activation then takes a
+// load and an i32x4.dot_i16x8_s per eight weights: int32 lane i of the
+// dots of the even and the odd halves of 16 weights is the sum of weights
+// 4i..4i+3 times their activations, so a pass of low halves gives lanes
+// 0..3 of iq3Lanes and one of high halves lanes 4..7. Every step is exact:
+// a scaled weight is at most 62·31 = 1922 in magnitude (int16) and a
+// block's lane at most 8·31·4·62·128 (int32), and the integer sums do not
+// depend on the order they are added in.
 //
-// After its eight sub-blocks, a block's lanes of every activation are
+// After the four passes, a block's lanes of every activation (iacc) are
 // converted to float32, multiplied by d = fp16(d)·yd (f32.mul) and added
 // to the activation's eight float32 running sums (iqAccumulate's rounded
 // product and sum).
@@ -32,24 +35,17 @@
 // register use:
 //	R0 weight block, R1 block j of the first prepared activation, R2
 //	blocks left, R3 an activation's int32 lanes (iacc), R4 the grid, R5
-//	ksignsIQ2XS, R6, R7 a sub-block's packed bits, R9 the block's fp16(d)
+//	iqSignMasks, R6, R7 a sub-block's packed bits, R9 the block's fp16(d)
 //	(dx), R10 the block's activation scales (yd, k per block), R11 an
-//	activation's prepared block, R12 an activation's running sums
-//	(facc), R13 activations left, R14 the activation's scale, R15 the
-//	prepared activations' stride;
-//	V0, V5 swizzles of sign bytes 0, 1 and 2, 3 to bytes 0..7, 8..15,
-//	V4 each byte's sign bit, V1, V3 scales, V2 the sign bytes, V6 a sign
-//	mask, V7 16 signed weights, V8..V15 the pair's 64 scaled weights.
+//	activation's prepared block, R12 its running sums (facc), R13
+//	activations left, R14 its scale of the block, R15 the prepared
+//	activations' stride;
+//	V0 the swizzle of sign bytes 0, 1 to bytes 0..7, 8..15, V4 each byte's
+//	sign bit, V1 a scale, then d, V2 the sign bytes, V6 a sign mask, V7 16
+//	signed weights, V8..V15 the pass's 64 scaled weights.
 
 // IQPA pushes the 8 prepared int16 activations at R11+off.
 #define IQPA(off) Get R11; I32WrapI64; V128Load $(off)
-
-// IQDOT4 pushes the int32 lanes of Σ dot(va, prepared at oa) .. (vd, od).
-#define IQDOT4(va, oa, vb, ob, vc, oc, vd, od) \
-	Get va; IQPA(oa); I32x4DotI16x8S; \
-	Get vb; IQPA(ob); I32x4DotI16x8S; I32x4Add; \
-	Get vc; IQPA(oc); I32x4DotI16x8S; I32x4Add; \
-	Get vd; IQPA(od); I32x4DotI16x8S; I32x4Add
 
 // IQQDOT pushes the int32 lanes of half h (0: weights 0..15, lanes 0..3;
 // 1: 16..31, lanes 4..7) of sub-blocks s..s+3, decoded into V8..V15, dotted
@@ -107,7 +103,6 @@
 	I64Load ks+40(FP); Set R5; \
 	I64Load nb+64(FP); Tee R2; I64Const $544; I64Mul; Set R15; \
 	V128Const $0x0000000000000000, $0x0101010101010101; Set V0; \
-	V128Const $0x0202020202020202, $0x0303030303030303; Set V5; \
 	V128Const $0x8040201008040201, $0x8040201008040201; Set V4
 
 // IQBLOCK is the loop over the blocks of size bytes: QUARTER(h, s) decodes
@@ -124,7 +119,7 @@
 	End
 
 // SIGNED sets V7 to the 16 bytes pushed with those negated whose bit is
-// set in sign bytes pat (V0 or V5) of V2.
+// set in the sign bytes of V2 that pat (V0) swizzles to them.
 #define SIGNED(pat) \
 	Set V7; \
 	Get V2; Get pat; I8x16Swizzle; Get V4; V128And; Get V4; I8x16Eq; Set V6; \
