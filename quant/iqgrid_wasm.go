@@ -6,15 +6,24 @@ package quant
 // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S (kernels_wasm.go); their
 // references (dotIQ2_XXSRef, …) are their portable twins. The activations
 // are prepared once per call (splitQ8_K, as many as the buffer on the
-// stack holds), then each row is decoded once, two sub-blocks at a time,
-// and dotted with every prepared activation by its format's row kernel in
+// stack holds), then each row is decoded once, 64 weights at a time, and
+// dotted with every prepared activation by its format's row kernel in
 // iqgrid_wasm.s, which also adds each block's eight lanes, times d, to the
 // activation's eight float32 running sums in the references' order; the
 // sums are reduced here (laneSum8) and scaled by the format's final factor.
 // Dot and DotN stay with iqKernels (iqk_wasm.go).
+//
+// The rates are bounded by the formats' shape, not the code around them
+// (AMD EPYC Zen 5 under Node 20): a MatMul of 16 activations spends most
+// of its time in one i32x4.dot_i16x8_s per eight weights per activation,
+// as Q4_K's does, so its bytes per second relative to Q4_K's are at most
+// about the ratio of bits per weight (IQ3_S 3.44/4.5 = 0.76); a MatVec
+// spends most of its time gathering the 32 or 64 grid points of each block
+// by index (several scalar instructions each), so it decodes at 0.26-0.31x
+// Q4_K's rate.
 
 //go:noescape
-func iq2XXSRowN(x, yp *byte, yd, dx *float32, grid *uint8, ks *uint8, iacc *int32, facc *float32, nb, acts int)
+func iq2XXSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
 
 //go:noescape
 func iq2XSRowN(x, yp *byte, yd, dx *float32, grid, ks *byte, iacc *int32, facc *float32, nb, acts int)
