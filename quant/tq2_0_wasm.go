@@ -56,6 +56,29 @@ func dotNTQ2_0SIMD128(n int, w []byte, acts [][]byte, out []float32) {
 	dotEach(dotTQ2_0SIMD128, n, w, acts, out)
 }
 
+//go:noescape
+func tq2Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
+
+// dotRowsTQ2_0SIMD128 is the TQ2_0 DotRows kernel: the activation
+// prepared once (splitQ8_K), then every row by tq2Rows (tq_wasm.s), each
+// result bit-identical to dotTQ2_0Ref's.
+func dotRowsTQ2_0SIMD128(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	rowBytes := nb * tq2_0Bytes
+	if n > dotRowsMaxCols || nb == 0 || len(out) == 0 {
+		dotRows(dotTQ2_0SIMD128, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var yp [dotRowsMaxCols / qkK * q8KPrepBytes]byte
+	var yd [dotRowsMaxCols / qkK]float32
+	splitQ8_K(&yp[0], &act[0], nb)
+	for j := range nb {
+		yd[j] = f32At(act[j*q8_KBytes:])
+	}
+	tq2Rows(&w[0], &yp[0], &act[0], &yd[0], &fp16ToFP32Table[0], nb, len(out), &out[0])
+}
+
 func dotRowsNTQ2_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	eachRow(dotNTQ2_0SIMD128, n/qkK*tq2_0Bytes, n, w, acts, outs, at)
 }
