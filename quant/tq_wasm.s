@@ -75,6 +75,81 @@
 	Get V10; F32x4ExtractLane $0, $1; Get V10; F32x4ExtractLane $0, $3; F32Add; \
 	F32Add
 
+// ---- DotRowsN (tq2RowsN) ----
+// A weight block is decoded 64 weights at a time (two runs of a
+// half-block) into eight int16 trit vectors that stay in registers, then
+// dotted with every prepared activation; each activation's int32 lanes
+// 0-3, 4-7 of the block are accumulated in acc, then its float part is
+// done in its float32 running sums (also in acc, after the int32 lanes).
+//
+// register use (tq2RowsN):
+//	R0 the weight block (rows are consecutive), R1 block j of the first
+//	prepared activation, R2 blocks left in the row, R3 an activation's
+//	accumulators, R4 the fp16 table, R5 the activations' scales of block
+//	j, R6 rows left, R11 an activation's prepared block, R13 activations
+//	left, R14 the output, R15 the prepared activations' stride; V0 the
+//	int16 mask 3, V1 the block's d, V2, V3 a half-block's quants, V4..V7
+//	scratch, V8..V15 the trits of 64 weights.
+
+// PA pushes the 8 prepared int16 activations at R11+off.
+#define PA(off) Get R11; I32WrapI64; V128Load $(off)
+
+// ACTSN runs body over the activations: R11 the activation's prepared
+// block (from R1, by R15), R3 its accumulators (from acc, by 64), R13
+// counting.
+#define ACTSN(body) \
+	Get R1; Set R11; I64Load acc+32(FP); Set R3; I64Load acts+56(FP); Set R13; \
+	Loop; \
+		body; \
+		Get R11; Get R15; I64Add; Set R11; ADD(R3, 64); \
+		COUNTDOWN(R13); \
+	End
+
+// TRITS2 sets V8..V15 to the trits pushed by its arguments: for a run l
+// and the next, of the half-block in V2 (bytes 0-15), V3 (16-31): run l's
+// even and odd trits of V2, then of V3, then run l+1's.
+#define TRITS2(ta0, ta1, tb0, tb1, ua0, ua1, ub0, ub1) \
+	ta0; Set V8; ta1; Set V9; tb0; Set V10; tb1; Set V11; \
+	ua0; Set V12; ua1; Set V13; ub0; Set V14; ub1; Set V15
+
+// DOTS2 pushes, for the activation at R11, the int32 lanes 0-3 and then
+// 4-7 of V8..V15 with its prepared activations from p.
+#define DOTS2(p) \
+	Get V8; PA(p); I32x4DotI16x8S; Get V9; PA(p+16); I32x4DotI16x8S; I32x4Add; \
+	Get V12; PA(p+64); I32x4DotI16x8S; I32x4Add; Get V13; PA(p+80); I32x4DotI16x8S; I32x4Add; \
+	Set V4; \
+	Get V10; PA(p+32); I32x4DotI16x8S; Get V11; PA(p+48); I32x4DotI16x8S; I32x4Add; \
+	Get V14; PA(p+96); I32x4DotI16x8S; I32x4Add; Get V15; PA(p+112); I32x4DotI16x8S; I32x4Add; \
+	Set V5
+#define FIRSTN(p) DOTS2(p); \
+	Get R3; I32WrapI64; Get V4; V128Store $0, $0; \
+	Get R3; I32WrapI64; Get V5; V128Store $0, $16
+#define ADDN(p) DOTS2(p); \
+	Get R3; I32WrapI64; Get R3; I32WrapI64; V128Load $0; Get V4; I32x4Add; V128Store $0, $0; \
+	Get R3; I32WrapI64; Get R3; I32WrapI64; V128Load $16; Get V5; I32x4Add; V128Store $0, $16
+
+// BLOCKN adds every activation's float part of the block: its lanes less
+// the pair sums of its block sums (prepared at 512), float32, times
+// yd·d (yd at R5, then the next activation's), rounded, added to its
+// running sums at R3+32, R3+48.
+#define BLOCKN \
+	Get R3; I32WrapI64; V128Load $0; PA(512); I32x4ExtaddPairwiseI16x8S; I32x4Sub; F32x4ConvertI32x4S; \
+	Get R5; I32WrapI64; F32Load $0; F32x4Splat; Get V1; F32x4Mul; Set V6; \
+	Get V6; F32x4Mul; Get R3; I32WrapI64; V128Load $32; F32x4Add; Set V4; \
+	Get R3; I32WrapI64; Get V4; V128Store $0, $32; \
+	Get R3; I32WrapI64; V128Load $16; PA(528); I32x4ExtaddPairwiseI16x8S; I32x4Sub; F32x4ConvertI32x4S; \
+	Get V6; F32x4Mul; Get R3; I32WrapI64; V128Load $48; F32x4Add; Set V4; \
+	Get R3; I32WrapI64; Get V4; V128Store $0, $48; \
+	ADD(R5, 4)
+
+// ROWENDN stores laneSum8 of every activation's running sums at R14 (one
+// float32 each, then the next row's) and zeroes them.
+#define ROWENDN \
+	Get R3; I32WrapI64; V128Load $32; Set V6; Get R3; I32WrapI64; V128Load $48; Set V7; \
+	Get R14; I32WrapI64; LANESUM8(V6, V7); F32Store $0; ADD(R14, 4); \
+	Get R3; I32WrapI64; V128Const $0, $0; V128Store $0, $32; \
+	Get R3; I32WrapI64; V128Const $0, $0; V128Store $0, $48
+
 // register use (tq2Rows):
 //	R0 the weight block (rows are consecutive), R1 the prepared
 //	activation block, R2 the activation block (its block sums), R3 its
@@ -119,5 +194,47 @@ TEXT ·tq2Rows(SB), NOSPLIT, $0-64
 		Get R14; I32WrapI64; LANESUM8(V7, V8); F32Store $0
 		ADD(R14, 4)
 		COUNTDOWN(R13)
+	End
+	RET
+
+// func tq2RowsN(x, yp *byte, yd *float32, tab *float32, acc *int32, nb, rows, acts int, out *float32)
+// sets out[acts*r+a] to dotTQ2_0Ref of row r of x (rows ≥ 1 rows of nb ≥
+// 1 blocks, consecutive) and activation a < acts (acts ≥ 1), prepared at
+// yp one after the other (nb·544 bytes each), its block scales at
+// yd[acts*j+a]; tab is fp16ToFP32Table; acc holds 16·acts int32, the
+// last 8 of each zero.
+TEXT ·tq2RowsN(SB), NOSPLIT, $0-72
+	I64Load x+0(FP); Set R0
+	I64Load tab+24(FP); Set R4
+	I64Load rows+48(FP); Set R6
+	I64Load out+64(FP); Set R14
+	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15
+	V128Const $0x0003000300030003, $0x0003000300030003
+	Set V0
+	Loop
+		I64Load yp+8(FP); Set R1
+		I64Load yd+16(FP); Set R5
+		I64Load nb+40(FP); Set R2
+		Loop
+			Get R0; I32WrapI64; V128Load $0; Set V2
+			Get R0; I32WrapI64; V128Load $16; Set V3
+			TRITS2(TR0(V2), TR(V2, 8), TR0(V3), TR(V3, 8), TR(V2, 2), TR(V2, 10), TR(V3, 2), TR(V3, 10))
+			ACTSN(FIRSTN(0))
+			TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3))
+			ACTSN(ADDN(128))
+			Get R0; I32WrapI64; V128Load $32; Set V2
+			Get R0; I32WrapI64; V128Load $48; Set V3
+			TRITS2(TR0(V2), TR(V2, 8), TR0(V3), TR(V3, 8), TR(V2, 2), TR(V2, 10), TR(V3, 2), TR(V3, 10))
+			ACTSN(ADDN(256))
+			TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3))
+			ACTSN(ADDN(384))
+			DXTAB; F32x4Splat; Set V1
+			ACTSN(BLOCKN)
+			ADD(R0, 66)
+			ADD(R1, 544)
+			COUNTDOWN(R2)
+		End
+		ACTSN(ROWENDN)
+		COUNTDOWN(R6)
 	End
 	RET
