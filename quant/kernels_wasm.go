@@ -22,7 +22,7 @@ func platformTables() []kernelTable {
 			{IQ1_S, iqKernels(IQ1_S)},
 			{IQ1_M, iqKernels(IQ1_M)},
 			{TQ2_0, kernels{dot: dotTQ2_0SIMD128, dotN: dotNTQ2_0SIMD128, dotRows: dotRowsTQ2_0SIMD128, dotRowsN: dotRowsNTQ2_0SIMD128}},
-			{TQ1_0, kernels{dot: dotTQ1_0SIMD128, dotN: dotNTQ1_0SIMD128, dotRowsN: dotRowsNTQ1_0SIMD128}},
+			{TQ1_0, kernels{dot: dotTQ1_0SIMD128, dotN: dotNTQ1_0SIMD128, dotRows: dotRowsTQ1_0SIMD128, dotRowsN: dotRowsNTQ1_0SIMD128}},
 			{Q4_0, kernels{dot: dotQ4_0SIMD128, dotN: dotNQ4_0SIMD128, dotRows: dotRowsQ4_0SIMD128, dotRowsN: dotRowsNQ4_0SIMD128}},
 			{Q8_0, kernels{fromFloat: quantizeQ8_0SIMD128, dot: dotQ8_0SIMD128, dotN: dotNQ8_0SIMD128, dotRows: dotRowsQ8_0SIMD128, dotRowsN: dotRowsNQ8_0SIMD128}},
 			{Q4_K, kernels{dot: dotQ4_KSIMD128, dotN: dotNQ4_KSIMD128, dotRows: dotRowsQ4_KSIMD128, dotRowsN: dotRowsNQ4_KSIMD128}},

@@ -57,9 +57,9 @@
 	Get R0; I32WrapI64; V128Load $32; Set V5; \
 	Get R0; I32WrapI64; V128Load $48; Set V6
 
-// DXTAB pushes the float32 of the block's fp16 d (byte 64 of the block at
-// R0), through the table at R4.
-#define DXTAB Get R4; Get R0; I32WrapI64; I64Load16U $64; I64Const $2; I64Shl; I64Add; I32WrapI64; F32Load $0
+// DXTAB pushes the float32 of the block's fp16 d (byte off of the block
+// at R0), through the table at R4.
+#define DXTAB(off) Get R4; Get R0; I32WrapI64; I64Load16U $(off); I64Const $2; I64Shl; I64Add; I32WrapI64; F32Load $0
 
 // SCALEADD adds float32(lanes)·V9, rounded, to the running sums acc: the
 // pushed int32 lanes less the pair sums of the int16 block sums pushed by
@@ -150,6 +150,40 @@
 	Get R3; I32WrapI64; V128Const $0, $0; V128Store $0, $32; \
 	Get R3; I32WrapI64; V128Const $0, $0; V128Store $0, $48
 
+// ---- TQ1_0 (tq1Rows, tq1RowsN) ----
+// The bytes of a vector of quants are split into int16 lanes, the even
+// ones (the mask 0xff) and the odd ones (a shift by 8): e. Trit n of a
+// byte q is (uint8(q·3ⁿ)·3) >> 8 (tq1_0.go), so from e = uint8(q·3ⁿ),
+// m = 3e (at most 765) gives the trit, m >> 8, and the next e, m & 0xff.
+// Weight order is as in TQ2_0: trit n of qs[0..15] and qs[16..31] are
+// weights 32n..32n+31, lanes 0-3 and 4-7 of the reference; trit n of
+// qs[32..47] weights 160+16n..+15, lanes 0-3 for even n, 4-7 for odd; the
+// 16 trits of qh weights 240..255, lanes 4-7: lane i of the word qh
+// splat to every int32 lane holds qh[2(i%2)] | qh[2(i%2)+1] << 8, and
+// multiplied by 3^(i/2) (V11 or V6) it gives the even and odd e of trit
+// i/2 of bytes 2(i%2) and 2(i%2)+1: the weights 240+2i and 240+2i+1.
+
+// TRIT pushes the trits of the e in v and sets v to the next e (k3 the
+// int16 3s, V0 the int16 mask 0xff); TRITL only pushes them.
+#define TRIT(v, k3) Get v; Get k3; I16x8Mul; Set v; Get v; I32Const $8; I16x8ShrU; Get v; Get V0; V128And; Set v
+#define TRITL(v, k3) Get v; Get k3; I16x8Mul; I32Const $8; I16x8ShrU
+
+// SPLITQ sets e, o to the even and odd e of the 16 quant bytes at R0+off.
+#define SPLITQ(off, e, o) \
+	Get R0; I32WrapI64; V128Load $(off); Set e; \
+	Get e; I32Const $8; I16x8ShrU; Set o; \
+	Get e; Get V0; V128And; Set e
+
+// QH sets e, o to the even and odd e of qh's trits (bytes 48..51 of the
+// block at R0; pw the int16 powers of 3, 1 1 3 3 9 9 27 27).
+#define QH(e, o, pw) \
+	Get R0; I32WrapI64; I32Load $48; I32x4Splat; Set e; \
+	Get e; I32Const $8; I16x8ShrU; Get pw; I16x8Mul; Get V0; V128And; Set o; \
+	Get e; Get pw; I16x8Mul; Get V0; V128And; Set e
+
+// register use (tq1Rows): as tq2Rows, V0 the int16 mask 0xff, V3..V6 the
+// e of two quant vectors, V11 the powers of 3 of QH, V15 the int16 3s.
+
 // register use (tq2Rows):
 //	R0 the weight block (rows are consecutive), R1 the prepared
 //	activation block, R2 the activation block (its block sums), R3 its
@@ -182,7 +216,7 @@ TEXT ·tq2Rows(SB), NOSPLIT, $0-64
 			V128Const $0, $0; Set V2
 			RUNS(V3, V4, 0)
 			RUNS(V5, V6, 256)
-			Get R3; I32WrapI64; F32Load $0; DXTAB; F32Mul; F32x4Splat; Set V9
+			Get R3; I32WrapI64; F32Load $0; DXTAB(64); F32Mul; F32x4Splat; Set V9
 			Get V1; SCALEADD(Get R2; I32WrapI64; V128Load $260, V7)
 			Get V2; SCALEADD(Get R2; I32WrapI64; V128Load $276, V8)
 			ADD(R0, 66)
@@ -228,9 +262,102 @@ TEXT ·tq2RowsN(SB), NOSPLIT, $0-72
 			ACTSN(ADDN(256))
 			TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3))
 			ACTSN(ADDN(384))
-			DXTAB; F32x4Splat; Set V1
+			DXTAB(64); F32x4Splat; Set V1
 			ACTSN(BLOCKN)
 			ADD(R0, 66)
+			ADD(R1, 544)
+			COUNTDOWN(R2)
+		End
+		ACTSN(ROWENDN)
+		COUNTDOWN(R6)
+	End
+	RET
+
+// func tq1Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
+// is tq2Rows for TQ1_0 (dotTQ1_0Ref).
+TEXT ·tq1Rows(SB), NOSPLIT, $0-64
+	I64Load x+0(FP); Set R0
+	I64Load tab+32(FP); Set R4
+	I64Load rows+48(FP); Set R13
+	I64Load out+56(FP); Set R14
+	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff
+	Set V0
+	V128Const $0x0003000300010001, $0x001b001b00090009
+	Set V11
+	V128Const $0x0003000300030003, $0x0003000300030003
+	Set V15
+	Loop
+		I64Load yp+8(FP); Set R1
+		I64Load y+16(FP); Set R2
+		I64Load yd+24(FP); Set R3
+		I64Load nb+40(FP); Set R5
+		V128Const $0, $0; Set V7
+		V128Const $0, $0; Set V8
+		Loop
+			V128Const $0, $0; Set V1
+			V128Const $0, $0; Set V2
+			SPLITQ(0, V3, V4)
+			SPLITQ(16, V5, V6)
+			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 0); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 32)
+			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 64); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 96)
+			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 128); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 160)
+			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 192); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 224)
+			HALF(V1, TRITL(V3, V15), TRITL(V4, V15), 256); HALF(V2, TRITL(V5, V15), TRITL(V6, V15), 288)
+			SPLITQ(32, V3, V4)
+			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 320); HALF(V2, TRIT(V3, V15), TRIT(V4, V15), 352)
+			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 384); HALF(V2, TRIT(V3, V15), TRIT(V4, V15), 416)
+			HALF(V1, TRITL(V3, V15), TRITL(V4, V15), 448)
+			QH(V3, V4, V11)
+			HALF(V2, TRITL(V3, V15), TRITL(V4, V15), 480)
+			Get R3; I32WrapI64; F32Load $0; DXTAB(52); F32Mul; F32x4Splat; Set V9
+			Get V1; SCALEADD(Get R2; I32WrapI64; V128Load $260, V7)
+			Get V2; SCALEADD(Get R2; I32WrapI64; V128Load $276, V8)
+			ADD(R0, 54)
+			ADD(R1, 544)
+			ADD(R2, 292)
+			ADD(R3, 4)
+			COUNTDOWN(R5)
+		End
+		Get R14; I32WrapI64; LANESUM8(V7, V8); F32Store $0
+		ADD(R14, 4)
+		COUNTDOWN(R13)
+	End
+	RET
+
+// func tq1RowsN(x, yp *byte, yd *float32, tab *float32, acc *int32, nb, rows, acts int, out *float32)
+// is tq2RowsN for TQ1_0 (dotTQ1_0Ref); V0 the int16 mask 0xff, V1 the
+// int16 3s until the block's d, V2, V3, V6, V7 the e of quant vectors.
+TEXT ·tq1RowsN(SB), NOSPLIT, $0-72
+	I64Load x+0(FP); Set R0
+	I64Load tab+24(FP); Set R4
+	I64Load rows+48(FP); Set R6
+	I64Load out+64(FP); Set R14
+	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15
+	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff
+	Set V0
+	Loop
+		I64Load yp+8(FP); Set R1
+		I64Load yd+16(FP); Set R5
+		I64Load nb+40(FP); Set R2
+		Loop
+			V128Const $0x0003000300030003, $0x0003000300030003; Set V1
+			SPLITQ(0, V2, V3)
+			SPLITQ(16, V6, V7)
+			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1), TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1))
+			ACTSN(FIRSTN(0))
+			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1), TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1))
+			ACTSN(ADDN(128))
+			TRITL(V2, V1); Set V8; TRITL(V3, V1); Set V9; TRITL(V6, V1); Set V10; TRITL(V7, V1); Set V11
+			SPLITQ(32, V2, V3)
+			TRIT(V2, V1); Set V12; TRIT(V3, V1); Set V13; TRIT(V2, V1); Set V14; TRIT(V3, V1); Set V15
+			ACTSN(ADDN(256))
+			V128Const $0x0003000300010001, $0x001b001b00090009; Set V4
+			QH(V6, V7, V4)
+			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V2, V1), TRIT(V3, V1), TRITL(V2, V1), TRITL(V3, V1), TRITL(V6, V1), TRITL(V7, V1))
+			ACTSN(ADDN(384))
+			DXTAB(52); F32x4Splat; Set V1
+			ACTSN(BLOCKN)
+			ADD(R0, 54)
 			ADD(R1, 544)
 			COUNTDOWN(R2)
 		End
