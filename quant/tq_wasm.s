@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "simd_wasm.h"
+#include "lanes8_wasm.h"
 
 // The wasm SIMD128 DotRows and DotRowsN kernels of TQ2_0
 // (dotRowsTQ2_0SIMD128, dotRowsNTQ2_0SIMD128 in tq2_0_wasm.go), the
@@ -23,9 +24,6 @@
 // is the reference's, in two float32x4 running sums per row:
 // float32(lane)·(yd·d) rounded, then added, block by block in order; at
 // the end laneSum8's order.
-
-// PY pushes the 8 prepared int16 activations at R1+off.
-#define PY(off) Get R1; I32WrapI64; V128Load $(off)
 
 // TR pushes the trits of the int16 lanes of q shifted right by sh (sh <
 // 14; V0 the int16 mask 3); TR0 those unshifted, TR14 those of the top
@@ -57,23 +55,12 @@
 	Get R0; I32WrapI64; V128Load $32; Set V5; \
 	Get R0; I32WrapI64; V128Load $48; Set V6
 
-// DXTAB pushes the float32 of the block's fp16 d (byte off of the block
-// at R0), through the table at R4.
-#define DXTAB(off) Get R4; Get R0; I32WrapI64; I64Load16U $(off); I64Const $2; I64Shl; I64Add; I32WrapI64; F32Load $0
-
 // SCALEADD adds float32(lanes)·V9, rounded, to the running sums acc: the
 // pushed int32 lanes less the pair sums of the int16 block sums pushed by
 // bs.
 #define SCALEADD(bs, acc) \
 	bs; I32x4ExtaddPairwiseI16x8S; I32x4Sub; \
 	F32x4ConvertI32x4S; Get V9; F32x4Mul; Get acc; F32x4Add; Set acc
-
-// LANESUM8 pushes laneSum8 of the running sums lo, hi (V10 scratch).
-#define LANESUM8(lo, hi) \
-	Get lo; Get hi; F32x4Add; Set V10; \
-	Get V10; F32x4ExtractLane $0, $0; Get V10; F32x4ExtractLane $0, $2; F32Add; \
-	Get V10; F32x4ExtractLane $0, $1; Get V10; F32x4ExtractLane $0, $3; F32Add; \
-	F32Add
 
 // ---- DotRowsN (tq2RowsN) ----
 // A weight block is decoded 64 weights at a time (two runs of a
@@ -90,43 +77,6 @@
 //	left, R14 the output, R15 the prepared activations' stride; V0 the
 //	int16 mask 3, V1 the block's d, V2, V3 a half-block's quants, V4..V7
 //	scratch, V8..V15 the trits of 64 weights.
-
-// PA pushes the 8 prepared int16 activations at R11+off.
-#define PA(off) Get R11; I32WrapI64; V128Load $(off)
-
-// ACTSN runs body over the activations: R11 the activation's prepared
-// block (from R1, by R15), R3 its accumulators (from acc, by 64), R13
-// counting.
-#define ACTSN(body) \
-	Get R1; Set R11; I64Load acc+32(FP); Set R3; I64Load acts+56(FP); Set R13; \
-	Loop; \
-		body; \
-		Get R11; Get R15; I64Add; Set R11; ADD(R3, 64); \
-		COUNTDOWN(R13); \
-	End
-
-// TRITS2 sets V8..V15 to the trits pushed by its arguments: for a run l
-// and the next, of the half-block in V2 (bytes 0-15), V3 (16-31): run l's
-// even and odd trits of V2, then of V3, then run l+1's.
-#define TRITS2(ta0, ta1, tb0, tb1, ua0, ua1, ub0, ub1) \
-	ta0; Set V8; ta1; Set V9; tb0; Set V10; tb1; Set V11; \
-	ua0; Set V12; ua1; Set V13; ub0; Set V14; ub1; Set V15
-
-// DOTS2 pushes, for the activation at R11, the int32 lanes 0-3 and then
-// 4-7 of V8..V15 with its prepared activations from p.
-#define DOTS2(p) \
-	Get V8; PA(p); I32x4DotI16x8S; Get V9; PA(p+16); I32x4DotI16x8S; I32x4Add; \
-	Get V12; PA(p+64); I32x4DotI16x8S; I32x4Add; Get V13; PA(p+80); I32x4DotI16x8S; I32x4Add; \
-	Set V4; \
-	Get V10; PA(p+32); I32x4DotI16x8S; Get V11; PA(p+48); I32x4DotI16x8S; I32x4Add; \
-	Get V14; PA(p+96); I32x4DotI16x8S; I32x4Add; Get V15; PA(p+112); I32x4DotI16x8S; I32x4Add; \
-	Set V5
-#define FIRSTN(p) DOTS2(p); \
-	Get R3; I32WrapI64; Get V4; V128Store $0, $0; \
-	Get R3; I32WrapI64; Get V5; V128Store $0, $16
-#define ADDN(p) DOTS2(p); \
-	Get R3; I32WrapI64; Get R3; I32WrapI64; V128Load $0; Get V4; I32x4Add; V128Store $0, $0; \
-	Get R3; I32WrapI64; Get R3; I32WrapI64; V128Load $16; Get V5; I32x4Add; V128Store $0, $16
 
 // BLOCKN adds every activation's float part of the block: its lanes less
 // the pair sums of its block sums (prepared at 512), float32, times
@@ -253,22 +203,22 @@ TEXT ·tq2RowsN(SB), NOSPLIT, $0-72
 			Get R0; I32WrapI64; V128Load $0; Set V2
 			Get R0; I32WrapI64; V128Load $16; Set V3
 			TRITS2(TR0(V2), TR(V2, 8), TR0(V3), TR(V3, 8), TR(V2, 2), TR(V2, 10), TR(V3, 2), TR(V3, 10))
-			ACTSN(FIRSTN(0))
+			ACTSN(64, FIRSTN(0))
 			TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3))
-			ACTSN(ADDN(128))
+			ACTSN(64, ADDN(128))
 			Get R0; I32WrapI64; V128Load $32; Set V2
 			Get R0; I32WrapI64; V128Load $48; Set V3
 			TRITS2(TR0(V2), TR(V2, 8), TR0(V3), TR(V3, 8), TR(V2, 2), TR(V2, 10), TR(V3, 2), TR(V3, 10))
-			ACTSN(ADDN(256))
+			ACTSN(64, ADDN(256))
 			TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3))
-			ACTSN(ADDN(384))
+			ACTSN(64, ADDN(384))
 			DXTAB(64); F32x4Splat; Set V1
-			ACTSN(BLOCKN)
+			ACTSN(64, BLOCKN)
 			ADD(R0, 66)
 			ADD(R1, 544)
 			COUNTDOWN(R2)
 		End
-		ACTSN(ROWENDN)
+		ACTSN(64, ROWENDN)
 		COUNTDOWN(R6)
 	End
 	RET
@@ -344,24 +294,24 @@ TEXT ·tq1RowsN(SB), NOSPLIT, $0-72
 			SPLITQ(0, V2, V3)
 			SPLITQ(16, V6, V7)
 			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1), TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1))
-			ACTSN(FIRSTN(0))
+			ACTSN(64, FIRSTN(0))
 			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1), TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1))
-			ACTSN(ADDN(128))
+			ACTSN(64, ADDN(128))
 			TRITL(V2, V1); Set V8; TRITL(V3, V1); Set V9; TRITL(V6, V1); Set V10; TRITL(V7, V1); Set V11
 			SPLITQ(32, V2, V3)
 			TRIT(V2, V1); Set V12; TRIT(V3, V1); Set V13; TRIT(V2, V1); Set V14; TRIT(V3, V1); Set V15
-			ACTSN(ADDN(256))
+			ACTSN(64, ADDN(256))
 			V128Const $0x0003000300010001, $0x001b001b00090009; Set V4
 			QH(V6, V7, V4)
 			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V2, V1), TRIT(V3, V1), TRITL(V2, V1), TRITL(V3, V1), TRITL(V6, V1), TRITL(V7, V1))
-			ACTSN(ADDN(384))
+			ACTSN(64, ADDN(384))
 			DXTAB(52); F32x4Splat; Set V1
-			ACTSN(BLOCKN)
+			ACTSN(64, BLOCKN)
 			ADD(R0, 54)
 			ADD(R1, 544)
 			COUNTDOWN(R2)
 		End
-		ACTSN(ROWENDN)
+		ACTSN(64, ROWENDN)
 		COUNTDOWN(R6)
 	End
 	RET
