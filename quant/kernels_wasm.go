@@ -19,7 +19,7 @@ func platformTables() []kernelTable {
 			{IQ2_XXS, iqKernels(IQ2_XXS)},
 			{IQ2_XS, iqKernels(IQ2_XS)},
 			{IQ2_S, iqKernels(IQ2_S)},
-			{IQ1_S, iqKernels(IQ1_S)},
+			{IQ1_S, iq1SKernels()},
 			{IQ1_M, iqKernels(IQ1_M)},
 			{TQ2_0, kernels{dot: dotTQ2_0SIMD128, dotN: dotNTQ2_0SIMD128, dotRows: dotRowsTQ2_0SIMD128, dotRowsN: dotRowsNTQ2_0SIMD128}},
 			{TQ1_0, kernels{dot: dotTQ1_0SIMD128, dotN: dotNTQ1_0SIMD128, dotRows: dotRowsTQ1_0SIMD128, dotRowsN: dotRowsNTQ1_0SIMD128}},
