@@ -104,3 +104,84 @@ func iq1Scatter(outs [][]float32, at int, res []float32) {
 		}
 	}
 }
+
+//go:noescape
+func iq1mRows(x, yp *byte, yd, tab *float32, grid *[8]int8, nb, rows int, out *float32)
+
+//go:noescape
+func iq1mRowsN(x, yp *byte, yd *float32, tab *float32, acc *int32, nb, rows, acts int, out *float32, grid *[8]int8)
+
+// iq1MKernels returns IQ1_M's kernels: iqKernels' Dot and DotN, and the
+// row kernels below.
+func iq1MKernels() kernels {
+	k := iqKernels(IQ1_M)
+	k.dotRows = dotRowsIQ1_MSIMD128
+	k.dotRowsN = dotRowsNIQ1_MSIMD128
+	return k
+}
+
+// dotIQ1_MSIMD128 and dotNIQ1_MSIMD128 are iqKernels' Dot and DotN of
+// IQ1_M, for the rows too long for the row kernels.
+func dotIQ1_MSIMD128(n int, w, act []byte) float32 {
+	var out [1]float32
+	iqDotScaledSIMD128(IQ1_M, n, w, [][]byte{act}, out[:])
+	return out[0]
+}
+
+func dotNIQ1_MSIMD128(n int, w []byte, acts [][]byte, out []float32) {
+	iqDotScaledSIMD128(IQ1_M, n, w, acts, out)
+}
+
+// dotRowsIQ1_MSIMD128 is the IQ1_M DotRows kernel, as
+// dotRowsIQ1_SSIMD128 (iq1mRows).
+func dotRowsIQ1_MSIMD128(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	rowBytes := nb * iq1_MBytes
+	if n > dotRowsMaxCols || nb == 0 || len(out) == 0 {
+		dotRows(dotIQ1_MSIMD128, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var yp [dotRowsMaxCols / qkK * q8KPrepBytes]byte
+	var yd [dotRowsMaxCols / qkK]float32
+	var res [2 * iq1Rows]float32
+	splitQ8_K(&yp[0], &act[0], nb)
+	for j := range nb {
+		yd[j] = f32At(act[j*q8_KBytes:])
+	}
+	for r := 0; r < len(out); r += iq1Rows {
+		c := min(iq1Rows, len(out)-r)
+		iq1mRows(&w[r*rowBytes], &yp[0], &yd[0], &fp16ToFP32Table[0], &iq1sGrid[0], nb, c, &res[0])
+		for i := range out[r : r+c] {
+			out[r+i] = res[2*i] + float32(iq1sDelta*res[2*i+1])
+		}
+	}
+}
+
+// dotRowsNIQ1_MSIMD128 is the IQ1_M DotRowsN kernel, as
+// dotRowsNIQ1_SSIMD128 (iq1mRowsN).
+func dotRowsNIQ1_MSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	nb := n / qkK
+	rowBytes := nb * iq1_MBytes
+	if nb == 0 || actsPerPass(nb, len(acts)) == 0 {
+		eachRow(dotNIQ1_MSIMD128, rowBytes, n, w, acts, outs, at)
+		return
+	}
+	rows := len(w) / rowBytes
+	w = w[:rows*rowBytes]
+	var yp [dotRowsNPrep]byte
+	var yd [dotRowsNBlocks]float32 // [nb][k]
+	var acc [32 * MaxDotN]int32
+	var res [2 * iq1Rows * MaxDotN]float32
+	for len(acts) > 0 {
+		k := actsPerPass(nb, len(acts))
+		prepareQ8_K(yp[:], acts[:k], nb)
+		prepareScales(yd[:nb*k], acts[:k], nb)
+		for r := 0; r < rows; r += iq1Rows {
+			c := min(iq1Rows, rows-r)
+			iq1mRowsN(&w[r*rowBytes], &yp[0], &yd[0], &fp16ToFP32Table[0], &acc[0], nb, c, k, &res[0], &iq1sGrid[0])
+			iq1Scatter(outs[:k], at+r, res[:2*c*k])
+		}
+		acts, outs = acts[k:], outs[k:]
+	}
+}

@@ -20,7 +20,7 @@ func platformTables() []kernelTable {
 			{IQ2_XS, iqKernels(IQ2_XS)},
 			{IQ2_S, iqKernels(IQ2_S)},
 			{IQ1_S, iq1SKernels()},
-			{IQ1_M, iqKernels(IQ1_M)},
+			{IQ1_M, iq1MKernels()},
 			{TQ2_0, kernels{dot: dotTQ2_0SIMD128, dotN: dotNTQ2_0SIMD128, dotRows: dotRowsTQ2_0SIMD128, dotRowsN: dotRowsNTQ2_0SIMD128}},
 			{TQ1_0, kernels{dot: dotTQ1_0SIMD128, dotN: dotNTQ1_0SIMD128, dotRows: dotRowsTQ1_0SIMD128, dotRowsN: dotRowsNTQ1_0SIMD128}},
 			{Q4_0, kernels{dot: dotQ4_0SIMD128, dotN: dotNQ4_0SIMD128, dotRows: dotRowsQ4_0SIMD128, dotRowsN: dotRowsNQ4_0SIMD128}},
