@@ -35,6 +35,7 @@ func platformTables() []kernelTable {
 			{Q5_0, kernels{dot: dotQ5_0SIMD128, dotRows: dotRowsQ5_0SIMD128, dotRowsN: dotRowsNQ5_0SIMD128}},
 			{Q5_1, kernels{dot: dotQ5_1SIMD128, dotRows: dotRowsQ5_1SIMD128, dotRowsN: dotRowsNQ5_1SIMD128}},
 			{IQ4_NL, kernels{dot: dotIQ4_NLSIMD128, dotRows: dotRowsIQ4_NLSIMD128, dotRowsN: dotRowsNIQ4_NLSIMD128}},
+			{E8_IQ3, e8Kernels},
 			{IQ4_XS, kernels{dot: dotIQ4_XSSIMD128, dotN: dotNIQ4_XSSIMD128, dotRows: dotRowsIQ4_XSSIMD128, dotRowsN: dotRowsNIQ4_XSSIMD128}},
 		},
 		simdVec: true,
