@@ -1,7 +1,7 @@
 // Macros of the kernels whose blocks give ggml's eight x86 lane sums
 // (lane L: the weights whose index modulo 32 is 4L..4L+3) from int16
 // weights dotted with activations prepared by splitQ8_K (tq_wasm.s,
-// iq1_wasm.s). The including file defines the register use they name.
+// iq1_wasm.s, e8iq3_wasm.s). The including file defines the register use they name.
 
 // PY pushes the 8 prepared int16 activations at R1+off.
 #define PY(off) Get R1; I32WrapI64; V128Load $(off)

@@ -7,7 +7,8 @@ import (
 	"simd/archsimd"
 )
 
-// The wasm SIMD128 kernel of TQ1_0 (kernels_wasm.go); dotTQ1_0Ref is its
+// The wasm SIMD128 Dot kernel of TQ1_0 (kernels_wasm.go; its DotRows and
+// DotRowsN kernels are below, their loops in tq_wasm.s); dotTQ1_0Ref is their
 // portable twin. The trits come out of the bytes as in dotTQ1_0AVX2 (see
 // there): trit n of q is 0, 1 or 2 as uint8(q·3ⁿ) is at most 85, at most
 // 170, or more — two unsigned compares. i16x8.extmul multiplies t and y,

@@ -4,7 +4,8 @@ package quant
 
 import "simd/archsimd"
 
-// The wasm SIMD128 kernel of TQ2_0 (kernels_wasm.go); dotTQ2_0Ref is its
+// The wasm SIMD128 Dot kernel of TQ2_0 (kernels_wasm.go; its DotRows and
+// DotRowsN kernels are below, their loops in tq_wasm.s); dotTQ2_0Ref is their
 // portable twin. i16x8.extmul multiplies t (≤ 3, the 2-bit field) and y;
 // the products of the eight runs of 32 weights are added position by
 // position in int16 lanes (at most 8·3·128), the four positions of each lane of the

@@ -5,7 +5,8 @@
 #include "lanes8_wasm.h"
 
 // The wasm SIMD128 DotRows and DotRowsN kernels of TQ2_0
-// (dotRowsTQ2_0SIMD128, dotRowsNTQ2_0SIMD128 in tq2_0_wasm.go), the
+// (dotRowsTQ2_0SIMD128, dotRowsNTQ2_0SIMD128 in tq2_0_wasm.go) and of
+// TQ1_0 (the same in tq1_0_wasm.go, its trits as described below), the
 // activations prepared by splitQ8_K (dotrows_wasm.s: for every 16 int8
 // activations, their even and then their odd bytes as int16 lanes).
 // (Every macro comes before the first TEXT: go vet reads the arguments a
@@ -19,7 +20,7 @@
 // int32 lane L, Σ t·y over positions 4L..4L+3 of the 16 weights: lanes
 // 0-3 of the reference (dotTQ2_0Ref) from the first 16 quant bytes of a
 // half-block, lanes 4-7 from the last 16. Added over the eight runs (at
-// most 8·32·3·128 in magnitude), minus the pair sums of the activation's
+// most 32·3·128 a lane in magnitude), minus the pair sums of the activation's
 // block sums, they are the reference's exact int32 lanes. The float part
 // is the reference's, in two float32x4 running sums per row:
 // float32(lane)·(yd·d) rounded, then added, block by block in order; at
