@@ -193,7 +193,8 @@ func checkLineTwins(t *testing.T, line formatKernels, p Traits) {
 
 // scaleOffset is where the fp16 scale of a block of the types with platform
 // dots is (Q4_K, Q5_K, Q4_1, Q5_1: d, their dmin or m at 2; Q2_K: d, its dmin at 82).
-var scaleOffset = map[Type]int{F16: 0, Q4_0: 0, Q4_1: 0, Q5_0: 0, Q5_1: 0, Q8_0: 0, Q2_K: 80, Q3_K: 108, Q4_K: 0, Q5_K: 0, Q6_K: 208, IQ4_NL: 0, IQ4_XS: 0, IQ2_XXS: 0, IQ2_XS: 0, IQ2_S: 0, IQ3_XXS: 0, IQ3_S: 0}
+var scaleOffset = map[Type]int{F16: 0, Q4_0: 0, Q4_1: 0, Q5_0: 0, Q5_1: 0, Q8_0: 0, Q2_K: 80, Q3_K: 108, Q4_K: 0, Q5_K: 0, Q6_K: 208, IQ4_NL: 0, IQ4_XS: 0,
+	IQ2_XXS: 0, IQ2_XS: 0, IQ2_S: 0, IQ3_XXS: 0, IQ3_S: 0, TQ2_0: 64, TQ1_0: 52, IQ1_S: 0, E8_IQ3: 96}
 
 // specialHalves are fp16 scales outside the kernels' fast paths: zeros,
 // subnormals, infinities and NaNs.

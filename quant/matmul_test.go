@@ -92,11 +92,13 @@ func checkMatMul(t *testing.T, tr Traits, typ Type, matMul func(n int, w []byte,
 // from 1 to MaxDotN (so every count of full and short quads of four),
 // gives each row and activation the bits of the portable Dot, for the
 // formats whose wasm kernels batch rows that way (Q4_0, Q8_0, Q4_K,
-// Q6_K), on random blocks and on rows of extreme quants.
+// Q6_K) or call their row kernels a number of rows at a time (TQ2_0,
+// TQ1_0, IQ1_S, IQ1_M, E8_IQ3), on random blocks and on rows of extreme
+// quants.
 func TestMatMulManyRows(t *testing.T) {
 	portable := newTable(nil)
 	forEachSet(t, func(t *testing.T, ks kernelSet) {
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, TQ2_0, TQ1_0, IQ1_S, IQ1_M, E8_IQ3} {
 			tr, p := ks.traits(typ), portable.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			rng := rand.New(rand.NewPCG(17, uint64(typ)))

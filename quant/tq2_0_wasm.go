@@ -4,7 +4,8 @@ package quant
 
 import "simd/archsimd"
 
-// The wasm SIMD128 kernel of TQ2_0 (kernels_wasm.go); dotTQ2_0Ref is its
+// The wasm SIMD128 Dot kernel of TQ2_0 (kernels_wasm.go; its DotRows and
+// DotRowsN kernels are below, their loops in tq_wasm.s); dotTQ2_0Ref is their
 // portable twin. i16x8.extmul multiplies t (≤ 3, the 2-bit field) and y;
 // the products of the eight runs of 32 weights are added position by
 // position in int16 lanes (at most 8·3·128), the four positions of each lane of the
@@ -56,6 +57,73 @@ func dotNTQ2_0SIMD128(n int, w []byte, acts [][]byte, out []float32) {
 	dotEach(dotTQ2_0SIMD128, n, w, acts, out)
 }
 
+//go:noescape
+func tq2Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
+
+// dotRowsTQ2_0SIMD128 is the TQ2_0 DotRows kernel: the activation
+// prepared once (splitQ8_K), then every row by tq2Rows (tq_wasm.s), each
+// result bit-identical to dotTQ2_0Ref's.
+func dotRowsTQ2_0SIMD128(n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	rowBytes := nb * tq2_0Bytes
+	if n > dotRowsMaxCols || nb == 0 || len(out) == 0 {
+		dotRows(dotTQ2_0SIMD128, n, rowBytes, w, act, out)
+		return
+	}
+	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
+	var yp [dotRowsMaxCols / qkK * q8KPrepBytes]byte
+	var yd [dotRowsMaxCols / qkK]float32
+	splitQ8_K(&yp[0], &act[0], nb)
+	for j := range nb {
+		yd[j] = f32At(act[j*q8_KBytes:])
+	}
+	tq2Rows(&w[0], &yp[0], &act[0], &yd[0], &fp16ToFP32Table[0], nb, len(out), &out[0])
+}
+
+//go:noescape
+func tq2RowsN(x, yp *byte, yd *float32, tab *float32, acc *int32, nb, rows, acts int, out *float32)
+
+// tqRowsPerCall is the rows a TQ DotRowsN row kernel computes per call
+// (their results then go to the outputs).
+const tqRowsPerCall = 64
+
+// dotRowsNTQ2_0SIMD128 is the TQ2_0 DotRowsN kernel: the activations
+// prepared once per call (prepareQ8_K, prepareScales, as many as the
+// buffer holds), then tq2RowsN (tq_wasm.s) decodes each weight block once
+// for all of them; each result is bit-identical to dotTQ2_0Ref's.
 func dotRowsNTQ2_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	eachRow(dotNTQ2_0SIMD128, n/qkK*tq2_0Bytes, n, w, acts, outs, at)
+	nb := n / qkK
+	rowBytes := nb * tq2_0Bytes
+	if nb == 0 || actsPerPass(nb, len(acts)) == 0 {
+		eachRow(dotNTQ2_0SIMD128, rowBytes, n, w, acts, outs, at)
+		return
+	}
+	rows := len(w) / rowBytes
+	w = w[:rows*rowBytes]
+	var yp [dotRowsNPrep]byte
+	var yd [dotRowsNBlocks]float32 // [nb][k]
+	var acc [16 * MaxDotN]int32
+	var res [tqRowsPerCall * MaxDotN]float32
+	for len(acts) > 0 {
+		k := actsPerPass(nb, len(acts))
+		prepareQ8_K(yp[:], acts[:k], nb)
+		prepareScales(yd[:nb*k], acts[:k], nb)
+		for r := 0; r < rows; r += tqRowsPerCall {
+			c := min(tqRowsPerCall, rows-r)
+			tq2RowsN(&w[r*rowBytes], &yp[0], &yd[0], &fp16ToFP32Table[0], &acc[0], nb, c, k, &res[0])
+			scatterRows(outs[:k], at+r, res[:c*k])
+		}
+		acts, outs = acts[k:], outs[k:]
+	}
+}
+
+// scatterRows sets outs[a][at+i] to res[k*i+a] (k = len(outs)).
+func scatterRows(outs [][]float32, at int, res []float32) {
+	k := len(outs)
+	for a, o := range outs {
+		o = o[at : at+len(res)/k]
+		for i := range o {
+			o[i] = res[k*i+a]
+		}
+	}
 }
