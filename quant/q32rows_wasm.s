@@ -49,11 +49,13 @@
 #define LANES4(macs, off) SPL(V10); macs(off); SPL(V11); macs(off+32); SPL(V12); macs(off+64); SPL(V13); macs(off+96)
 
 // INT8Q adds the int8 weights 0..15 in V2 and 16..31 in V3 against the
-// quads to V4..V7.
-#define INT8Q(macs) \
-	EVEN(V2); Set V9; LANES4(macs, 0); \
-	ODD(V2); Set V9; LANES4(macs, 16); \
-	EVEN(V3); Set V9; LANES4(macs, 128); \
+// quads to V4..V7, storing the sums (stores) after each 8 weights: the
+// stores keep V8 (TurboFan) from issuing the loads of the whole block
+// first and spilling.
+#define INT8Q(macs, stores) \
+	EVEN(V2); Set V9; LANES4(macs, 0); stores; \
+	ODD(V2); Set V9; LANES4(macs, 16); stores; \
+	EVEN(V3); Set V9; LANES4(macs, 128); stores; \
 	ODD(V3); Set V9; LANES4(macs, 144)
 
 // STOREQ stores the sums of quad q (vector v) at R14+16q.
@@ -64,7 +66,7 @@
 #define STORES4 STORES3; STOREQ(V7, 3)
 
 // QUADSUMS is the block's sums for the quads (macs, stores).
-#define QUADSUMS(decode, macs, stores) ZERO(V4); ZERO(V5); ZERO(V6); ZERO(V7); decode; INT8Q(macs); stores
+#define QUADSUMS(decode, macs, stores) ZERO(V4); ZERO(V5); ZERO(V6); ZERO(V7); decode; INT8Q(macs, stores); stores
 
 // ---- the float part ----
 
