@@ -198,58 +198,6 @@ func dotNF32SIMD128(n int, w []byte, acts [][]byte, out []float32) {
 // to 2048 long, 5 activations at a time for TinyLlama's FFN rows (5632).
 const f16Prep = dotRowsNPrep / 4
 
-// dotRowsNF16SIMD128 is dotNF16SIMD128 over consecutive rows, the
-// activations widened to float32 once per call (as many at a time as
-// f16Prep holds), each row's chunks once per pass: the rows then multiply
-// the same values in the same lanes. Rows longer than f16Prep take
-// dotNF16SIMD128 row by row.
-func dotRowsNF16SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	if n > f16Prep || n == 0 {
-		eachRow(dotNF16SIMD128, 2*n, n, w, acts, outs, at)
-		return
-	}
-	rows := len(w) / (2 * n)
-	w = w[:rows*2*n]
-	np := n &^ 31
-	var (
-		yf  [f16Prep]float32
-		wf  [floatChunk]float32
-		acc [MaxDotN][8]archsimd.Float32x4 // activation k's running sums
-	)
-	for len(acts) > 0 {
-		k := min(len(acts), MaxDotN, f16Prep/n)
-		for i, a := range acts[:k] {
-			a = a[:2*n]
-			y := yf[i*n : (i+1)*n]
-			widenF16SIMD128(y[:n&^7], a)
-			for j := n &^ 7; j < n; j++ {
-				y[j] = fp16At(a[2*j:])
-			}
-		}
-		for r := range rows {
-			x := w[r*2*n : (r+1)*2*n]
-			clear(acc[:k])
-			for c := 0; c < np; c += floatChunk {
-				m := min(floatChunk, np-c)
-				widenF16SIMD128(wf[:m], x[2*c:])
-				for i := range k {
-					laneDots32SIMD128(wf[:m], yf[i*n+c:i*n+c+m], &acc[i])
-				}
-			}
-			for i := range k {
-				s := &acc[i]
-				y := yf[i*n : (i+1)*n]
-				sum := float64(sumF16(laneHalves(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])))
-				for j := np; j < n; j++ {
-					sum += float64(fp16At(x[2*j:]) * y[j])
-				}
-				outs[i][at+r] = float32(sum)
-			}
-		}
-		acts, outs = acts[k:], outs[k:]
-	}
-}
-
 func dotRowsNBF16SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	eachRow(dotNBF16SIMD128, 2*n, n, w, acts, outs, at)
 }
@@ -261,44 +209,3 @@ func dotRowsNF32SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int
 // floatRowsMax bounds the row length dotRowsF16SIMD128 widens its
 // activation for on the stack (32 KB of float32).
 const floatRowsMax = 8192
-
-// dotRowsF16SIMD128 is dotF16SIMD128 over consecutive rows, the activation
-// widened to float32 once per call (exactly: the rows then multiply the
-// same values in the same lanes).
-func dotRowsF16SIMD128(n int, w, act []byte, out []float32) {
-	if n > floatRowsMax || len(out) < 2 {
-		dotRows(dotF16SIMD128, n, 2*n, w, act, out)
-		return
-	}
-	act = act[:2*n]
-	w = w[:len(out)*2*n]
-	var yf [floatRowsMax]float32
-	i := n &^ 7
-	widenF16SIMD128(yf[:i], act)
-	for ; i < n; i++ {
-		yf[i] = fp16At(act[2*i:])
-	}
-	for r := range out {
-		out[r] = dotF16F32SIMD128(n, w[2*n*r:2*n*(r+1)], yf[:n])
-	}
-}
-
-// dotF16F32SIMD128 is dotF16SIMD128 with the activation widened already.
-func dotF16F32SIMD128(n int, w []byte, y []float32) float32 {
-	w, y = w[:2*n], y[:n]
-	var (
-		wf [floatChunk]float32
-		a  [8]archsimd.Float32x4
-	)
-	np := n &^ 31
-	for c := 0; c < np; c += floatChunk {
-		m := min(floatChunk, np-c)
-		widenF16SIMD128(wf[:m], w[2*c:])
-		laneDots32SIMD128(wf[:m], y[c:c+m], &a)
-	}
-	sum := float64(sumF16(laneHalves(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7])))
-	for i := np; i < n; i++ {
-		sum += float64(fp16At(w[2*i:]) * y[i])
-	}
-	return float32(sum)
-}

@@ -66,3 +66,59 @@ func dotRowsIQ4_XSSIMD128(n int, w, act []byte, out []float32) {
 		out[r] = hsumX86(&acc)
 	}
 }
+
+// iq4XSRowsN adds the lanes of the row at x (nb ≥ 1 IQ4_XS blocks)
+// against the k ≥ 1 activations prepared at yp (splitQ8_K, nb blocks
+// each), times d[i·nb+j] (block j's d·dy for activation i), to acc[i] by
+// fused multiply-adds, as dotIQ4_XSRef does; lanes is scratch. In
+// iq4_xs_wasm.s.
+//
+//go:noescape
+func iq4XSRowsN(x *byte, nb int, yp *byte, k int, d *float32, acc *[MaxDotN][8]float32, lanes *[MaxDotN][8]int32)
+
+// dotRowsNIQ4_XSSIMD128 is the IQ4_XS DotRowsN kernel: the activations
+// split once per call (as many at a time as x86Prep holds), then each
+// row's blocks decoded once against all of them (iq4XSRowsN); rows too
+// long for one activation in the buffer take the Dot.
+func dotRowsNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	nb := n / qkK
+	rowBytes := nb * iq4_XSBytes
+	if nb == 0 || nb > x86PrepBlocks {
+		matMul(dotIQ4_XSSIMD128, n, rowBytes, w, acts, outs, at)
+		return
+	}
+	rows := len(w) / rowBytes
+	w = w[:rows*rowBytes]
+	var (
+		yp    [x86Prep]byte
+		yd    [x86PrepBlocks]float32 // [activation][block]
+		d     [x86PrepBlocks]float32 // [activation][block]: d·dy
+		acc   [MaxDotN][8]float32
+		lanes [MaxDotN][8]int32
+	)
+	for len(acts) > 0 {
+		k := min(len(acts), MaxDotN, x86PrepBlocks/nb)
+		for i, a := range acts[:k] {
+			a = a[:nb*q8_KBytes]
+			splitQ8_K(&yp[i*nb*q8KPrepBytes], &a[0], nb)
+			for j := range nb {
+				yd[i*nb+j] = f32At(a[j*q8_KBytes:])
+			}
+		}
+		for r := range rows {
+			x := w[r*rowBytes : (r+1)*rowBytes]
+			for j := range nb {
+				dx := fp16At(x[j*iq4_XSBytes:])
+				for i := j; i < k*nb; i += nb {
+					d[i] = dx * yd[i]
+				}
+			}
+			clear(acc[:k])
+			iq4XSRowsN(&x[0], nb, &yp[0], k, &d[0], &acc, &lanes)
+			for i := range k {
+				outs[i][at+r] = hsumX86(&acc[i])
+			}
+		}
+		acts, outs = acts[k:], outs[k:]
+	}
+}

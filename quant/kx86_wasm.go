@@ -375,9 +375,6 @@ func dotQ2_KSIMD128(n int, w, act []byte) float32 { return x86Dot(Q2_K, n, w, ac
 func dotNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, out []float32) {
 	x86DotN(IQ4_XS, n, w, acts, out)
 }
-func dotRowsNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	x86RowsN(IQ4_XS, n, w, acts, outs, at)
-}
 
 func dotNQ5_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q5_K, n, w, acts, out) }
 func dotNQ3_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q3_K, n, w, acts, out) }

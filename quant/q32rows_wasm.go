@@ -6,16 +6,16 @@ import "simd/archsimd"
 
 // The wasm SIMD128 DotRows and DotRowsN kernels of the 32-weight formats
 // whose references add each block's terms by fused multiply-adds (fma32):
-// IQ4_NL, Q5_0, Q5_1 and Q4_1 (kernels_wasm.go; their Dot kernels are in
-// iq4_nl_wasm.go and q5_wasm.go).
+// IQ4_NL's DotRowsN, Q5_0, Q5_1 and Q4_1 (kernels_wasm.go; their Dot
+// kernels are in iq4_nl_wasm.go and q5_wasm.go, IQ4_NL's DotRows in
+// iq4_nl_rows_wasm.go).
 //
-// IQ4_NL: the activations are prepared once per call as Q8_0's kernels
-// prepare theirs (splitQ8_0 for one activation; prepQ8_0Quad, four to a
-// vector, for a batch); the asm (q32rows_wasm.s) computes each block's
-// exact integer sums, and fmaLanes adds them times the blocks' scales to
-// four float32 lanes (four rows for DotRows, four activations for
-// DotRowsN) in block order with the reference's fused multiply-adds,
-// emulated exactly, so every result is bit-identical to the Dot's.
+// IQ4_NL: the activations are prepared once per call, four to a vector
+// (prepQ8_0Quad); the asm (q32rows_wasm.s) computes each block's exact
+// integer sums, and fmaLanes adds them times the blocks' scales to four
+// float32 lanes (four activations) in block order with the reference's
+// fused multiply-adds, emulated exactly, so every result is bit-identical
+// to the Dot's.
 //
 // Q5_0, Q5_1, Q4_1 (ggml's x86 order, eight lanes per block): the
 // activations are split once per call (splitQ8), then the asm decodes each
@@ -25,58 +25,10 @@ import "simd/archsimd"
 // hsumX86 of the lanes plus that sum is the Dot's result.
 
 //go:noescape
-func iq4NLRowSums(x, yp *byte, tab *int8, nb, rows int, out *int32)
-
-//go:noescape
 func iq4NLRowSumsN(x, yq *byte, tab *int8, nb, quads int, out *int32)
-
-// dotRowsQ8_0Sums is the number of blocks (of all rows) whose integer sums
-// the 32-weight row kernels compute per call (four rows of the longest row).
-const dotRowsQ8_0Sums = 4 * dotRowsMaxCols / qk
 
 //go:noescape
 func fmaLanes(s *int32, d *float32, n, stride int, acc *[4]float32)
-
-// dotRowsIQ4_NLSIMD128 is the IQ4_NL DotRows kernel: the activation split
-// once, the rows' block sums in asm, their float part four rows at a time
-// (fmaLanes); the last len(out)%4 rows take the Dot.
-func dotRowsIQ4_NLSIMD128(n int, w, act []byte, out []float32) {
-	nb := n / qk
-	rowBytes := nb * iq4_NLBytes
-	if n > dotRowsMaxCols || nb == 0 {
-		dotRows(dotIQ4_NLSIMD128, n, rowBytes, w, act, out)
-		return
-	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_0Bytes]
-	var yp [2 * dotRowsMaxCols]byte
-	var ysum [dotRowsMaxCols / qk]int32
-	splitQ8_0(&yp[0], &ysum[0], &act[0], nb)
-	var dy [dotRowsMaxCols / qk]float32
-	for j := range nb {
-		dy[j] = fp16At(act[j*q8_0Bytes:])
-	}
-	var sums [dotRowsQ8_0Sums]int32
-	var d [dotRowsQ8_0Sums]float32
-	r := 0
-	for r+4 <= len(out) {
-		k := min(len(sums)/nb&^3, (len(out)-r)&^3)
-		iq4NLRowSums(&w[r*rowBytes], &yp[0], &kvaluesIQ4NL[0], nb, k, &sums[0])
-		for g := 0; g < k; g += 4 {
-			x := w[(r+g)*rowBytes:]
-			for j := range nb {
-				dx := fp16x4At(x[j*iq4_NLBytes:], rowBytes)
-				dx.Mul(archsimd.BroadcastFloat32x4(dy[j])).StoreArray((*[4]float32)(d[k*j+g:]))
-			}
-			var acc [4]float32
-			fmaLanes(&sums[g], &d[g], nb, 4*k, &acc)
-			copy(out[r+g:r+g+4], acc[:])
-		}
-		r += k
-	}
-	for ; r < len(out); r++ {
-		out[r] = dotIQ4_NLSIMD128(n, w[r*rowBytes:], act)
-	}
-}
 
 // dotRowsNIQ4_NLSIMD128 is the IQ4_NL DotRowsN kernel: the activations
 // prepared into quads (up to four, as many as the buffer holds), then each

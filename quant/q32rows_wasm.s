@@ -5,10 +5,10 @@
 #include "quads_wasm.h"
 
 // The wasm SIMD128 DotRows and DotRowsN kernels of the 32-weight formats
-// summed with fused multiply-adds (q32rows_wasm.go). IQ4_NL: the integer
-// parts here, the float part by fmaLanes; its activations are prepared as
-// for Q8_0 (splitQ8_0, prepQ8_0Quad in dotrows_wasm.s, quads_wasm.s), a
-// weight block decoded to int8 levels, then dotted as Q8_0's are. Q5_0,
+// summed with fused multiply-adds (q32rows_wasm.go). IQ4_NL's DotRowsN:
+// the integer parts here, the float part by fmaLanes; its activations are
+// prepared as for Q8_0 (prepQ8_0Quad in quads_wasm.s), a weight block
+// decoded to int8 levels, then dotted as Q8_0's are. Q5_0,
 // Q5_1, Q4_1: the whole dot, see below. (Every macro comes before the
 // first TEXT: go vet reads the arguments a macro names as those of the
 // function above it.)
@@ -23,12 +23,6 @@
 	Get R0; I32WrapI64; V128Load $2; Set V1; \
 	Get V0; Get V1; Get V15; V128And; I8x16Swizzle; Set V2; \
 	Get V0; Get V1; I32Const $4; I8x16ShrU; I8x16Swizzle; Set V3
-
-// ---- DotRows ----
-// register use (iq4NLRowSums): R0 weight block, R11 prepared block, R2
-// blocks left in the row, R13 rows left, R3 output, R14 the row's first
-// output, R15 4·rows; V0 the levels, V15 0x0f bytes, V1 the quant bytes,
-// V2, V3 the levels of weights 0..15 and 16..31, V4 the block's lanes.
 
 // ---- DotRowsN ----
 // The activations four to a vector (quads, prepared by prepQ8_0Quad; see
@@ -55,11 +49,13 @@
 #define LANES4(macs, off) SPL(V10); macs(off); SPL(V11); macs(off+32); SPL(V12); macs(off+64); SPL(V13); macs(off+96)
 
 // INT8Q adds the int8 weights 0..15 in V2 and 16..31 in V3 against the
-// quads to V4..V7.
-#define INT8Q(macs) \
-	EVEN(V2); Set V9; LANES4(macs, 0); \
-	ODD(V2); Set V9; LANES4(macs, 16); \
-	EVEN(V3); Set V9; LANES4(macs, 128); \
+// quads to V4..V7, storing the sums (stores) after each 8 weights: the
+// stores keep V8 (TurboFan) from issuing the loads of the whole block
+// first and spilling.
+#define INT8Q(macs, stores) \
+	EVEN(V2); Set V9; LANES4(macs, 0); stores; \
+	ODD(V2); Set V9; LANES4(macs, 16); stores; \
+	EVEN(V3); Set V9; LANES4(macs, 128); stores; \
 	ODD(V3); Set V9; LANES4(macs, 144)
 
 // STOREQ stores the sums of quad q (vector v) at R14+16q.
@@ -70,7 +66,7 @@
 #define STORES4 STORES3; STOREQ(V7, 3)
 
 // QUADSUMS is the block's sums for the quads (macs, stores).
-#define QUADSUMS(decode, macs, stores) ZERO(V4); ZERO(V5); ZERO(V6); ZERO(V7); decode; INT8Q(macs); stores
+#define QUADSUMS(decode, macs, stores) ZERO(V4); ZERO(V5); ZERO(V6); ZERO(V7); decode; INT8Q(macs, stores); stores
 
 // ---- the float part ----
 
@@ -283,43 +279,6 @@
 		ADD(R7, 4); \
 		COUNTDOWN(R2); \
 	End
-
-// func iq4NLRowSums(x, yp *byte, tab *int8, nb, rows int, out *int32)
-// sets out[rows*j+r] to row r's block j's Σ level·y (IQ4_NL rows at x,
-// the activation split by splitQ8_0 at yp, tab kvaluesIQ4NL); nb ≥ 1. A
-// dot lane adds two products of at most 127·128 in magnitude.
-TEXT ·iq4NLRowSums(SB), NOSPLIT, $0-48
-	I64Load x+0(FP); Set R0
-	I64Load out+40(FP); Set R14
-	I64Load rows+32(FP); Tee R13; I64Const $2; I64Shl; Set R15
-	I64Load tab+16(FP); I32WrapI64; V128Load $0; Set V0
-	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V15
-	Block
-	Get R13
-	I64Eqz
-	BrIf $0
-	Loop
-		I64Load yp+8(FP); Set R11
-		I64Load nb+24(FP); Set R2
-		Get R14; Set R3
-		Loop
-			NLLEVELS
-			EVEN(V2); PY(0); I32x4DotI16x8S
-			ODD(V2); PY(16); I32x4DotI16x8S; I32x4Add
-			EVEN(V3); PY(32); I32x4DotI16x8S; I32x4Add
-			ODD(V3); PY(48); I32x4DotI16x8S; I32x4Add
-			Set V4
-			Get R3; I32WrapI64; HSUM(V4); I32Store $0
-			ADD(R0, 18)
-			ADD(R11, 64)
-			Get R3; Get R15; I64Add; Set R3
-			COUNTDOWN(R2)
-		End
-		ADD(R14, 4)
-		COUNTDOWN(R13)
-	End
-	End
-	RET
 
 // func iq4NLRowSumsN(x, yq *byte, tab *int8, nb, quads int, out *int32)
 // sets out[16j+4q+l] to the IQ4_NL row at x's block j's Σ level·y
