@@ -37,8 +37,9 @@
 // quants of weights 0..15 and 16..31, V2, V3 the int32 lanes 0..3 and 4..7,
 // V8 d·dy (an f64x2 splat), V9..V12 the float64 sums, V13 their midpoint
 // check (V9..V13 FMAHALF's scratch in the exact step), V0, V4, V14, V15 the
-// accumulators of lanes 0-1, 2-3, 4-5, 6-7, F16 the min sum (float64
-// holding a float32).
+// accumulators of lanes 0-1, 2-3, 4-5, 6-7, F1 the min sum (float32);
+// DotRowsN's pairs (PAIRW) also R9 the second activation's block, R8 the
+// activations' stride, V9..V12 and F2 its accumulators, F0 dx.
 
 // PY pushes the 8 prepared int16 activations at R11+off.
 #define PY(off) Get R11; I32WrapI64; V128Load $(off)
@@ -137,19 +138,20 @@
 		ROUNDF(V9, V0); ROUNDF(V10, V4); ROUNDF(V11, V14); ROUNDF(V12, V15); \
 	End
 
-// MINF sets F16 to fma32(m, s, F16), m pushed by m (a float32 of an fp16
-// value), s the prepared block's: m·s (at most 22 significant bits) plus a
-// float32 is exact in float64 unless one term is below 2^-29 of the other,
-// far below half an ulp of the larger, where both roundings give the
-// larger; so the float64 sum rounded to float32 is the fused multiply-add.
-#define MINF(m) MINFA(m, R11, F16)
+// MINF sets F1 to fma32(m, s, F1), m pushed by m (a float32 of an fp16
+// value), s the prepared block's (the float32 of an fp16 too): m·s, a
+// product of two 11-bit significands within float32's range, is exact in
+// float32, so the float32 sum of it is the fused multiply-add (one
+// rounding), and the chain of dependent steps from block to block is one
+// add.
+#define MINF(m) MINFA(m, R11, F1)
 #define MINFA(m, ry, f) \
-	m; F64PromoteF32; Get ry; I32WrapI64; F32Load $68; F64PromoteF32; F64Mul; \
-	Get f; F64Add; F32DemoteF64; F64PromoteF32; Set f
+	m; Get ry; I32WrapI64; F32Load $68; F32Mul; \
+	Get f; F32Add; Set f
 #define MIND MINF(TABAT(R0, 2))
 #define MINW MINF(Get R1; I32WrapI64; F32Load $68)
-// MINW2 is MINW for a pair of activations (R11, R9; F16, F18).
-#define MINW2 MINW; MINFA(Get R1; I32WrapI64; F32Load $68, R9, F18)
+// MINW2 is MINW for a pair of activations (R11, R9; F1, F2).
+#define MINW2 MINW; MINFA(Get R1; I32WrapI64; F32Load $68, R9, F2)
 #define NOMIN
 #define NOMIN2
 
@@ -158,17 +160,17 @@
 #define ZACC \
 	V128Const $0, $0; Set V0; V128Const $0, $0; Set V4; \
 	V128Const $0, $0; Set V14; V128Const $0, $0; Set V15; \
-	I64Const $0; F64ReinterpretI64; Set F16
-#define STOREACC STOREACCS(V0, V4, V14, V15, F16, 0)
+	I32Const $0; F32ReinterpretI32; Set F1
+#define STOREACC STOREACCS(V0, V4, V14, V15, F1, 0)
 #define STOREACCS(a0, a1, a2, a3, f, off) \
 	Get R3; I32WrapI64; Get a0; F32x4DemoteF64x2Zero; Get a1; F32x4DemoteF64x2Zero; TOHIGH; V128Or; V128Store $0, $(off); \
 	Get R3; I32WrapI64; Get a2; F32x4DemoteF64x2Zero; Get a3; F32x4DemoteF64x2Zero; TOHIGH; V128Or; V128Store $0, $(off+16); \
-	Get R3; I32WrapI64; Get f; F32DemoteF64; F32Store $(off+32)
-// ZACCB zeroes the second accumulators of a pair (V9..V12, F18).
+	Get R3; I32WrapI64; Get f; F32Store $(off+32)
+// ZACCB zeroes the second accumulators of a pair (V9..V12, F2).
 #define ZACCB \
 	V128Const $0, $0; Set V9; V128Const $0, $0; Set V10; \
 	V128Const $0, $0; Set V11; V128Const $0, $0; Set V12; \
-	I64Const $0; F64ReinterpretI64; Set F18
+	I32Const $0; F32ReinterpretI32; Set F2
 
 // DXSTATS tracks the fp16 scales (bits in R6) of a row: R5 the largest
 // |bits| (the largest |dx|), R4 the smallest |bits|-1 (unsigned: a zero
@@ -359,7 +361,7 @@
 		COUNTDOWN(R2); \
 	End; \
 	STOREACC; \
-	STOREACCS(V9, V10, V11, V12, F18, 48); \
+	STOREACCS(V9, V10, V11, V12, F2, 48); \
 	Get R9; Set R11; \
 	ADD(R3, 96); \
 	ADD(R7, 16)
