@@ -37,15 +37,11 @@
 // quants of weights 0..15 and 16..31, V2, V3 the int32 lanes 0..3 and 4..7,
 // V8 d·dy (an f64x2 splat), V9..V12 the float64 sums, V13 their midpoint
 // check (V9..V13 FMAHALF's scratch in the exact step), V0, V4, V14, V15 the
-// accumulators of lanes 0-1, 2-3, 4-5, 6-7, F1 the min sum (float32);
-// DotRowsN's pairs (PAIRW) also R9 the second activation's block, R8 the
-// activations' stride, V9..V12 and F2 its accumulators, F0 dx.
+// accumulators of lanes 0-1, 2-3, 4-5, 6-7, F1 the min sum (float32).
 
 // PY pushes the 8 prepared int16 activations at R11+off.
 #define PY(off) Get R11; I32WrapI64; V128Load $(off)
 // PW pushes the 8 decoded int16 weights at R1+off.
-// PYB pushes those of the second activation of a pair, at R9+off.
-#define PYB(off) Get R9; I32WrapI64; V128Load $(off)
 #define PW(off) Get R1; I32WrapI64; V128Load $(off)
 
 // HIBITS pushes 0x10 in the bytes of the 16 weights (from 16h) whose 5th
@@ -103,8 +99,6 @@
 	F32x4DemoteF64x2Zero; F64x2PromoteLowF32x4; Set acc
 // FMA8N adds the block's eight lanes times d to the accumulators (SUMN).
 #define FMA8N SUMN(LO, V2, V0); SUMN(HI, V2, V4); SUMN(LO, V3, V14); SUMN(HI, V3, V15)
-// FMA8NB is FMA8N into the second accumulators of a pair (V9..V12).
-#define FMA8NB SUMN(LO, V2, V9); SUMN(HI, V2, V10); SUMN(LO, V3, V11); SUMN(HI, V3, V12)
 
 // SUMC sets s to the float64 sums acc + d·lanes (half of the lanes, the
 // products in V5) and or-s into V13 where one is inexact (the sum less
@@ -150,10 +144,7 @@
 	Get f; F32Add; Set f
 #define MIND MINF(TABAT(R0, 2))
 #define MINW MINF(Get R1; I32WrapI64; F32Load $68)
-// MINW2 is MINW for a pair of activations (R11, R9; F1, F2).
-#define MINW2 MINW; MINFA(Get R1; I32WrapI64; F32Load $68, R9, F2)
 #define NOMIN
-#define NOMIN2
 
 // ZACC zeroes the accumulators; STOREACC stores them at R3 as float32
 // (lanes 0..7, then the min sum at +32).
@@ -166,11 +157,6 @@
 	Get R3; I32WrapI64; Get a0; F32x4DemoteF64x2Zero; Get a1; F32x4DemoteF64x2Zero; TOHIGH; V128Or; V128Store $0, $(off); \
 	Get R3; I32WrapI64; Get a2; F32x4DemoteF64x2Zero; Get a3; F32x4DemoteF64x2Zero; TOHIGH; V128Or; V128Store $0, $(off+16); \
 	Get R3; I32WrapI64; Get f; F32Store $(off+32)
-// ZACCB zeroes the second accumulators of a pair (V9..V12, F2).
-#define ZACCB \
-	V128Const $0, $0; Set V9; V128Const $0, $0; Set V10; \
-	V128Const $0, $0; Set V11; V128Const $0, $0; Set V12; \
-	I32Const $0; F32ReinterpretI32; Set F2
 
 // DXSTATS tracks the fp16 scales (bits in R6) of a row: R5 the largest
 // |bits| (the largest |dx|), R4 the smallest |bits|-1 (unsigned: a zero
@@ -260,13 +246,12 @@
 		COUNTDOWN(R2); \
 	End
 
-// ROWNF(DEC, DM, PAIRS, MIN, MIN2, xsize) is the body of a DotRowsN
-// kernel: the row at x decoded into wd (72 bytes a block: the int16
-// quants, dx and m as float32; R4, R5 its scale stats), then its nb blocks
-// against each of the k activations prepared one after the other at yp
-// (ry[i] their ratios), two at a time (PAIRS) and then one at a time
-// (SINGLEW), into activation i's 12 float32 at out+48i.
-#define ROWNF(DEC, DM, PAIRS, MIN, MIN2, xsize) \
+// ROWNF(DEC, DM, MIN, xsize) is the body of a DotRowsN kernel: the row
+// at x decoded into wd (72 bytes a block: the int16 quants, dx and m as
+// float32; R4, R5 its scale stats), then its nb blocks against each of the
+// k activations prepared one after the other at yp (ry[i] their ratios,
+// SINGLEW), into activation i's 12 float32 at out+48i.
+#define ROWNF(DEC, DM, MIN, xsize) \
 	I64Load x+0(FP); Set R0; \
 	I64Load wd+48(FP); Set R1; \
 	I64Load tab+16(FP); Set R12; \
@@ -290,35 +275,11 @@
 	I64Load out+40(FP); Set R3; \
 	I64Load ry+56(FP); Set R7; \
 	I64Load k+32(FP); Set R13; \
-	I64Load nb+24(FP); I64Const $72; I64Mul; Set R8; \
-	PAIRS(MIN, MIN2); \
 	Block; \
 	Get R13; I64Eqz; BrIf $0; \
 	Loop; \
 		SINGLEW(MIN); \
 		COUNTDOWN(R13); \
-	End; \
-	End
-
-// PAIRSW(MIN, MIN2) sums the decoded row against the activations two at a
-// time (PAIRW where both pass ROWRATIO), leaving the last one (of an odd
-// k) to the single loop; NOPAIRS leaves all to it (Q5_0, with no min
-// chain, measured faster one at a time).
-#define NOPAIRS(MIN, MIN2)
-#define PAIRSW(MIN, MIN2) \
-	Block; \
-	Loop; \
-		Get R13; I64Const $2; I64LtU; BrIf $1; \
-		Get R7; I32WrapI64; F64Load $0; Set F17; ROWRATIO(F17); \
-		Get R7; I32WrapI64; F64Load $8; Set F17; ROWRATIO(F17); I32And; \
-		If; \
-			PAIRW(MIN2); \
-		Else; \
-			SINGLEW(MIN); \
-			SINGLEW(MIN); \
-		End; \
-		Get R13; I64Const $2; I64Sub; Set R13; \
-		Br $0; \
 	End; \
 	End
 
@@ -336,35 +297,6 @@
 	STOREACC; \
 	ADD(R3, 48); \
 	ADD(R7, 8)
-
-// PAIRW(MIN2) sums the decoded row against the two activations at R11 and
-// R11+R8 (both passing ROWRATIO) by the fast step, the two interleaved
-// (their chains of dependent float steps overlap), into the sums at R3
-// and R3+48, and moves past them.
-#define PAIRW(MIN2) \
-	Get R11; Get R8; I64Add; Set R9; \
-	I64Load wd+48(FP); Set R1; \
-	I64Load nb+24(FP); Set R2; \
-	ZACC; ZACCB; \
-	Loop; \
-		LANESW; \
-		Get R1; I32WrapI64; F32Load $64; Set F0; \
-		Get F0; DYAT; F32Mul; F64PromoteF32; F64x2Splat; Set V8; \
-		FMA8N; \
-		PW(0); PYB(0); I32x4DotI16x8S; PW(16); PYB(16); I32x4DotI16x8S; I32x4Add; Set V2; \
-		PW(32); PYB(32); I32x4DotI16x8S; PW(48); PYB(48); I32x4DotI16x8S; I32x4Add; Set V3; \
-		Get F0; Get R9; I32WrapI64; F32Load $64; F32Mul; F64PromoteF32; F64x2Splat; Set V8; \
-		FMA8NB; MIN2; \
-		ADD(R1, 72); \
-		ADD(R11, 72); \
-		ADD(R9, 72); \
-		COUNTDOWN(R2); \
-	End; \
-	STOREACC; \
-	STOREACCS(V9, V10, V11, V12, F2, 48); \
-	Get R9; Set R11; \
-	ADD(R3, 96); \
-	ADD(R7, 16)
 
 // func q5Prep(dst, src *byte, tab *float32, nb, ysize int)
 // prepares the nb Q8_0 (ysize 34) or Q8_1 (36) activation blocks at src
@@ -419,17 +351,17 @@ TEXT ·q4_1RowsF(SB), NOSPLIT, $0-56
 // func q5_0RowNF(x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte, ry *float64)
 // is the DotRowsN body for a Q5_0 row; nb, k ≥ 1.
 TEXT ·q5_0RowNF(SB), NOSPLIT, $0-64
-	ROWNF(DEC50, NODECM, NOPAIRS, NOMIN, NOMIN2, 22)
+	ROWNF(DEC50, NODECM, NOMIN, 22)
 	RET
 
 // func q5_1RowNF(x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte, ry *float64)
 // is the DotRowsN body for a Q5_1 row.
 TEXT ·q5_1RowNF(SB), NOSPLIT, $0-64
-	ROWNF(DEC51, DECM, PAIRSW, MINW, MINW2, 24)
+	ROWNF(DEC51, DECM, MINW, 24)
 	RET
 
 // func q4_1RowNF(x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte, ry *float64)
 // is the DotRowsN body for a Q4_1 row.
 TEXT ·q4_1RowNF(SB), NOSPLIT, $0-64
-	ROWNF(DEC41, DECM, PAIRSW, MINW, MINW2, 20)
+	ROWNF(DEC41, DECM, MINW, 20)
 	RET
