@@ -16,14 +16,17 @@
 // f64x2, lanes 0-1, 2-3, 4-5, 6-7), so a block's fused multiply-adds are,
 // per pair of lanes, the exact product d·lane (f64x2), the float64 sum
 // with the accumulators, and that sum rounded to float32 and back
-// (f32x4.demote_f64x2_zero, f64x2.promote_low_f32x4). The products and the
-// accumulators are multiples of 2^-48 (d·dy a product of two fp16 values,
-// the lanes integers; rounding to float32 keeps a multiple of 2^-48 one),
-// so a float64 sum is 0 or at least 2^-48 in magnitude, never below
-// float32's normals: it can round to float32 differently from the exact
-// p+a only where it lies on a float32 midpoint (its 29 low bits 1<<28).
-// Where one of the block's eight sums does, all eight are redone exactly
-// (simd_wasm.h's FMAHALF, as fma32).
+// (f32x4.demote_f64x2_zero, f64x2.promote_low_f32x4): the fused
+// multiply-add wherever the float64 sum is exact. A test per row (DotRows)
+// or per row and activation (DotRowsN) on the blocks' scales, ROWRATIO,
+// shows that every sum of the row is exact; there the blocks take this
+// fast step (FMA8N) with no check. Elsewhere they take the checked step
+// (FMA8C): a sum rounded to float64 can round to float32 differently from
+// the exact p+a only where it is inexact and lies on a float32 midpoint
+// (its 29 low bits 1<<28; the products and the accumulators are multiples
+// of 2^-48, so a sum is 0 or at least 2^-48 in magnitude, never below
+// float32's normals); where one of the block's eight sums does, all eight
+// are redone exactly (simd_wasm.h's FMAHALF, as fma32).
 //
 // The activation is prepared once per call (q5Prep): per block 72 bytes,
 // the even then the odd int16 of activations 0..15, then of 16..31, then
@@ -35,9 +38,12 @@
 // activation block, R2 blocks left, R13 rows (activations) left, R3 the
 // output, R12 the fp16 table; V1, V6 decoding scratch, V5, V7 the int8
 // quants of weights 0..15 and 16..31, V2, V3 the int32 lanes 0..3 and 4..7,
-// V8 d·dy (an f64x2 splat), V9..V12 the float64 sums, V13 their midpoint
-// check (V9..V13 FMAHALF's scratch in the exact step), V0, V4, V14, V15 the
-// accumulators of lanes 0-1, 2-3, 4-5, 6-7, F1 the min sum (float32).
+// V8 d·dy (an f64x2 splat), V9..V12 the float64 sums of the checked step,
+// V13 its check, V5, V6 its scratch (V9..V13 FMAHALF's in the exact step),
+// V0, V4, V14, V15 the accumulators of lanes 0-1, 2-3, 4-5, 6-7, F1 the min
+// sum (float32); R4, R5 a row's scale stats (DXSTATS), R6 scratch, R7 the
+// row's first block (DotRows) or the activations' ratios (DotRowsN), F17
+// a ratio.
 
 // PY pushes the 8 prepared int16 activations at R11+off.
 #define PY(off) Get R11; I32WrapI64; V128Load $(off)
