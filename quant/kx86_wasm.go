@@ -3,9 +3,9 @@
 package quant
 
 // The wasm SIMD128 kernels of Q2_K, Q3_K and Q5_K (the K-quants summed in
-// ggml's x86 order) and the DotN and DotRowsN kernels of IQ4_XS
-// (kernels_wasm.go; its Dot and DotRows, in iq4_xs_wasm.go, measured
-// faster for one activation); dotQ2_KGo, dotQ3_KGo, dotQ5_KGo and
+// ggml's x86 order; Q5_K's DotRows is in q5_k_wasm.go) and the DotN and
+// DotRowsN kernels of IQ4_XS (kernels_wasm.go; its Dot and DotRows, in
+// iq4_xs_wasm.go, measured faster for one activation); dotQ2_KGo, dotQ3_KGo, dotQ5_KGo and
 // dotIQ4_XSGo are their portable twins (kx86_wasm.s has the asm). The
 // activations are prepared by splitQ8_K: once per call for DotRows, the
 // batch once per call for DotRowsN (as many activations at a time as the
@@ -235,9 +235,9 @@ func x86Dot(t Type, n int, w, act []byte) float32 {
 	return x86Result(t, &acc, &sm, 0)
 }
 
-// x86Rows is the DotRows kernel of t: the activation prepared once, then
-// the row kernel per row (for Q5_K four rows at a time, q5KRows); rows
-// longer than dotRowsMaxCols take Dot.
+// x86Rows is the DotRows kernel of t (Q2_K, Q3_K): the activation
+// prepared once, then the row kernel per row; rows longer than
+// dotRowsMaxCols take Dot.
 func x86Rows(t Type, n int, w, act []byte, out []float32) {
 	nb := n / qkK
 	size := x86Size(t)
@@ -262,45 +262,10 @@ func x86Rows(t Type, n int, w, act []byte, out []float32) {
 	for j := range nb {
 		yd[j] = f32At(act[j*q8_KBytes:])
 	}
-	if t == Q5_K {
-		q5KRows(w, nb, yp[:], yd[:nb], d[:nb], out)
-		return
-	}
 	for r := range out {
 		acc[0], sm[0] = [8]float32{}, 0
 		x86Row(t, w[r*rowBytes:], nb, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd, nil)
 		out[r] = x86Result(t, &acc, &sm, 0)
-	}
-}
-
-// q5KRows is x86Rows for Q5_K (nb ≤ dotRowsMaxCols/qkK blocks a row):
-// four rows at a time, each row's lanes by q5KRow1, their min sums side by
-// side (q5KMins); d is scratch of nb values.
-func q5KRows(w []byte, nb int, yp []byte, yd, d []float32, out []float32) {
-	const maxNB = dotRowsMaxCols / qkK
-	rowBytes := nb * q5_KBytes
-	var (
-		acc [4][8]float32
-		ms  [4 * maxNB]int32
-		sc  x86Scratch
-	)
-	for r := 0; r < len(out); r += 4 {
-		lanes := min(4, len(out)-r)
-		for g := range lanes {
-			x := w[(r+g)*rowBytes : (r+g+1)*rowBytes]
-			dm := sc.dm[g*nb : (g+1)*nb]
-			for j := range nb {
-				d[j] = yd[j] * fp16At(x[j*q5_KBytes:])
-				dm[j] = fp16At(x[j*q5_KBytes+2:])
-			}
-			acc[g] = [8]float32{}
-			q5KRow1(&x[0], nb, &yp[0], &d[0], &acc[g], &ms[g*nb])
-		}
-		var sm [4]float32
-		q5KMins(&sm, ms[:], yd, 0, sc.dm[:], nb, lanes, nb, &sc)
-		for g := range lanes {
-			out[r+g] = hsumX86(&acc[g]) + sm[g]
-		}
 	}
 }
 
@@ -383,7 +348,6 @@ func dotNQ5_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q5
 func dotNQ3_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q3_K, n, w, acts, out) }
 func dotNQ2_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q2_K, n, w, acts, out) }
 
-func dotRowsQ5_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q5_K, n, w, act, out) }
 func dotRowsQ3_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q3_K, n, w, act, out) }
 func dotRowsQ2_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q2_K, n, w, act, out) }
 

@@ -1,0 +1,68 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+)
+
+// TestQ5_KDoubleRounding: two Q5_K rows of two blocks whose second block's
+// fused multiply-add lands in float64 on a float32 midpoint, inexactly,
+// once in the min sums (row 0) and once in lane 0 (row 1), as in
+// TestQ5_0DoubleRounding: 64 after block 0, then 6605·d with d =
+// (533·2^-24)·(305·2^-24), an exact sum of 64 + 2^-18 + 2^-48, which
+// rounds to 64 + 2^-17 (the float64 sum, 64 + 2^-18, would round to 64).
+// Every kernel set's Dot and MatVec must give 64 + 2^-17 for both rows.
+func TestQ5_KDoubleRounding(t *testing.T) {
+	const rowBytes = 2 * q5_KBytes
+	w := make([]byte, 2*rowBytes)
+	act := make([]byte, 2*q8_KBytes)
+	// the activation: block 0 yd = 1, y0 = 64, bsum 0 = 64; block 1 yd =
+	// 305·2^-24, y0 = 42, y1 = 19, bsum 0 = 6605 (the references read the
+	// stored bsums)
+	binary.LittleEndian.PutUint32(act, math.Float32bits(1))
+	act[4] = 64
+	binary.LittleEndian.PutUint16(act[4+qkK:], 64)
+	y := act[q8_KBytes:]
+	binary.LittleEndian.PutUint32(y, math.Float32bits(305*0x1p-24))
+	y[4], y[5] = 42, 19
+	binary.LittleEndian.PutUint16(y[4+qkK:], 6605)
+	// row 0: every quant 0, d = 0; min 0 is 1, dmin -1 in block 0 (summs
+	// 64) and -533·2^-24 in block 1 (-yd·dmin = 533·305·2^-48)
+	r0 := w[:rowBytes]
+	binary.LittleEndian.PutUint16(r0[2:], 0xbc00)
+	r0[8] = 1
+	binary.LittleEndian.PutUint16(r0[q5_KBytes+2:], 0x8000|533)
+	r0[q5_KBytes+8] = 1
+	// row 1: no mins; block 0 d = 1, scale 0 is 1, weight 0 is 1 (lane 0:
+	// 64); block 1 d = 533·2^-24, scale 0 is 5, weights 0 and 1 are 31
+	// (nibble 15 and its fifth bit) and 1 (lane 0: 5·(31·42 + 19) = 6605)
+	r1 := w[rowBytes:]
+	binary.LittleEndian.PutUint16(r1, 0x3c00)
+	r1[4] = 1
+	r1[48] = 1
+	x := r1[q5_KBytes:]
+	binary.LittleEndian.PutUint16(x, 533)
+	x[4] = 5
+	x[16] = 1
+	x[48], x[49] = 15, 1
+	want := float32(64 + 0x1p-17)
+	for r := range 2 {
+		if got := dotQ5_KRef(2*qkK, w[r*rowBytes:(r+1)*rowBytes], act); got != want {
+			t.Fatalf("row %d: reference %g (%#x), want %g", r, got, math.Float32bits(got), want)
+		}
+	}
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		tr := ks.traits(Q5_K)
+		out := make([]float32, 2)
+		tr.MatVec(2*qkK, w, act, out)
+		for r := range 2 {
+			if got := tr.Dot(2*qkK, w[r*rowBytes:], act); got != want {
+				t.Errorf("row %d: Dot %g (%#x), want %g", r, got, math.Float32bits(got), want)
+			}
+			if out[r] != want {
+				t.Errorf("row %d: MatVec %g (%#x), want %g", r, out[r], math.Float32bits(out[r]), want)
+			}
+		}
+	})
+}
