@@ -3,7 +3,7 @@
 package quant
 
 // The wasm SIMD128 kernels of Q2_K, Q3_K and Q5_K (the K-quants summed in
-// ggml's x86 order; Q5_K's DotRows is in q5_k_wasm.go) and the DotN and
+// ggml's x86 order; their DotRows are in q5_k_wasm.go, q3_k_wasm.go) and the DotN and
 // DotRowsN kernels of IQ4_XS (kernels_wasm.go; its Dot and DotRows, in
 // iq4_xs_wasm.go, measured faster for one activation); dotQ2_KGo, dotQ3_KGo, dotQ5_KGo and
 // dotIQ4_XSGo are their portable twins (kx86_wasm.s has the asm). The
@@ -348,7 +348,6 @@ func dotNQ5_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q5
 func dotNQ3_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q3_K, n, w, acts, out) }
 func dotNQ2_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q2_K, n, w, acts, out) }
 
-func dotRowsQ3_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q3_K, n, w, act, out) }
 func dotRowsQ2_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q2_K, n, w, act, out) }
 
 func dotRowsNQ5_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
