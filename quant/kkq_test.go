@@ -12,7 +12,8 @@ import (
 // TestQ5_0DoubleRounding: 64 after block 0, then 6605·d with d =
 // (533·2^-24)·(305·2^-24), an exact sum of 64 + 2^-18 + 2^-48, which
 // rounds to 64 + 2^-17 (the float64 sum, 64 + 2^-18, would round to 64).
-// Every kernel set's Dot and MatVec must give 64 + 2^-17 for both rows.
+// Every kernel set's Dot, MatVec and MatMul (five activations) must give
+// 64 + 2^-17 for both rows.
 func TestQ5_KDoubleRounding(t *testing.T) {
 	const rowBytes = 2 * q5_KBytes
 	w := make([]byte, 2*rowBytes)
@@ -56,6 +57,19 @@ func TestQ5_KDoubleRounding(t *testing.T) {
 		tr := ks.traits(Q5_K)
 		out := make([]float32, 2)
 		tr.MatVec(2*qkK, w, act, out)
+		acts := [][]byte{act, act, act, act, act}
+		outs := make([][]float32, len(acts))
+		for i := range outs {
+			outs[i] = make([]float32, 2)
+		}
+		tr.MatMul(2*qkK, w, acts, outs, 0)
+		for i, o := range outs {
+			for r, got := range o {
+				if got != want {
+					t.Errorf("activation %d row %d: MatMul %g (%#x), want %g", i, r, got, math.Float32bits(got), want)
+				}
+			}
+		}
 		for r := range 2 {
 			if got := tr.Dot(2*qkK, w[r*rowBytes:], act); got != want {
 				t.Errorf("row %d: Dot %g (%#x), want %g", r, got, math.Float32bits(got), want)
