@@ -80,3 +80,66 @@ func TestQ5_KDoubleRounding(t *testing.T) {
 		}
 	})
 }
+
+// TestQ3_KDoubleRounding: TestQ5_KDoubleRounding's case in lane 0 of a
+// Q3_K row. Every scale is 0 (stored 32: high bits 2 in bytes 104..107)
+// but scale 0: block 0 has d = 1, scale 1, weight 0 is 1 against 64;
+// block 1 has d = 533·2^-24, scale 5, weights 0..3 are 3, 3, 3, 2 (low
+// bits and the high bit set) against 127, 127, 127, 89: 5·1321 = 6605.
+// Dot, MatVec and MatMul must give 64 + 2^-17.
+func TestQ3_KDoubleRounding(t *testing.T) {
+	w := make([]byte, 2*q3_KBytes)
+	act := make([]byte, 2*q8_KBytes)
+	for b := range 2 {
+		x := w[b*q3_KBytes:]
+		for i := 104; i < 108; i++ {
+			x[i] = 0xaa
+		}
+	}
+	binary.LittleEndian.PutUint32(act, math.Float32bits(1))
+	act[4] = 64
+	binary.LittleEndian.PutUint16(w[108:], 0x3c00)
+	w[96], w[32], w[0] = 1, 1, 1
+	x, y := w[q3_KBytes:], act[q8_KBytes:]
+	binary.LittleEndian.PutUint32(y, math.Float32bits(305*0x1p-24))
+	binary.LittleEndian.PutUint16(x[108:], 533)
+	x[96] = 5
+	for i, q := range []byte{3, 3, 3, 2} {
+		x[32+i], x[i] = q, 1
+	}
+	y[4], y[5], y[6], y[7] = 127, 127, 127, 89
+	checkDoubleRounding(t, Q3_K, w, act)
+}
+
+// checkDoubleRounding checks that the reference and every kernel set's
+// Dot, MatVec and MatMul (five activations) give 64 + 2^-17 for the row w
+// (two blocks of t) against act.
+func checkDoubleRounding(t *testing.T, typ Type, w, act []byte) {
+	t.Helper()
+	want := float32(64 + 0x1p-17)
+	if got := refDots[typ](2*qkK, w, act); got != want {
+		t.Fatalf("reference %g (%#x), want %g", got, math.Float32bits(got), want)
+	}
+	forEachSet(t, func(t *testing.T, ks kernelSet) {
+		tr := ks.traits(typ)
+		if got := tr.Dot(2*qkK, w, act); got != want {
+			t.Errorf("Dot %g (%#x), want %g", got, math.Float32bits(got), want)
+		}
+		out := make([]float32, 1)
+		tr.MatVec(2*qkK, w, act, out)
+		if out[0] != want {
+			t.Errorf("MatVec %g (%#x), want %g", out[0], math.Float32bits(out[0]), want)
+		}
+		acts := [][]byte{act, act, act, act, act}
+		outs := make([][]float32, len(acts))
+		for i := range outs {
+			outs[i] = make([]float32, 1)
+		}
+		tr.MatMul(2*qkK, w, acts, outs, 0)
+		for i, o := range outs {
+			if o[0] != want {
+				t.Errorf("activation %d: MatMul %g (%#x), want %g", i, o[0], math.Float32bits(o[0]), want)
+			}
+		}
+	})
+}

@@ -315,9 +315,6 @@ func dotNQ5_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q5
 func dotNQ3_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q3_K, n, w, acts, out) }
 func dotNQ2_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q2_K, n, w, acts, out) }
 
-func dotRowsNQ3_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	x86RowsN(Q3_K, n, w, acts, outs, at)
-}
 func dotRowsNQ2_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	x86RowsN(Q2_K, n, w, acts, outs, at)
 }

@@ -41,3 +41,56 @@ func kDotRows(size int, rows func(x *byte, nb, rows int, yp *byte, yd, tab, out 
 	}
 	rows(&w[0], nb, len(out), &yp[0], &yd[0], &fp16ToFP32Table[0], &out[0])
 }
+
+//go:noescape
+func q3KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
+
+// dotRowsNQ3_KSIMD128 is the Q3_K DotRowsN kernel (kRowsN).
+func dotRowsNQ3_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kRowsN(Q3_K, q3_KBytes, q3KRowsN, n, w, acts, outs, at)
+}
+
+// kRowsN is the DotRowsN kernel of the K-quant t of size bytes a block
+// with the batch kernel rowsN (q3KRowsN, …, kkq_wasm.h's KROWSN): up to
+// MaxDotN activations prepared at once (as many as x86Prep holds), then
+// rowsN over kRowsNChunk rows at a time; rows too long for one
+// activation in the buffer take x86RowsN (Dot).
+func kRowsN(t Type, size int, rowsN func(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32), n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	nb := n / qkK
+	rowBytes := nb * size
+	if nb == 0 || len(acts) == 0 {
+		return
+	}
+	if nb > x86PrepBlocks {
+		x86RowsN(t, n, w, acts, outs, at)
+		return
+	}
+	rows := len(w) / rowBytes
+	w = w[:rows*rowBytes]
+	var (
+		yp [x86Prep]byte
+		yd [x86PrepBlocks]float32
+		st [1024 + 64*MaxDotN]byte
+		ob [kRowsNChunk * MaxDotN]float32
+	)
+	for len(acts) > 0 {
+		k := min(len(acts), MaxDotN, x86PrepBlocks/nb)
+		for i, a := range acts[:k] {
+			prepareQ8_KX86(yp[i*nb*q8KPrepBytes:], a, nb)
+			for j := range nb {
+				yd[i*nb+j] = f32At(a[j*q8_KBytes:])
+			}
+		}
+		for r0 := 0; r0 < rows; r0 += kRowsNChunk {
+			c := min(kRowsNChunk, rows-r0)
+			rowsN(&w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
+			for i, o := range outs[:k] {
+				o = o[at+r0 : at+r0+c]
+				for r := range o {
+					o[r] = ob[r*k+i]
+				}
+			}
+		}
+		acts, outs = acts[k:], outs[k:]
+	}
+}
