@@ -143,3 +143,38 @@ func checkDoubleRounding(t *testing.T, typ Type, w, act []byte) {
 		}
 	})
 }
+
+// TestQ2_KDoubleRounding: TestQ5_KDoubleRounding's case in lane 0 of a
+// Q2_K row, in its min lanes (the first row: quants 0; min 0 is 1, dmin
+// -1 in block 0 against bsum 64, min 5, dmin -533·2^-24 in block 1
+// against bsum 1321) and in its lanes (the second: block 0 d = 1, scale
+// 1, weight 0 is 1 against 64; block 1 d = 533·2^-24, scale 5, weights
+// 0..3 are 3, 3, 3, 2 against 127, 127, 127, 89).
+func TestQ2_KDoubleRounding(t *testing.T) {
+	act := func() []byte {
+		a := make([]byte, 2*q8_KBytes)
+		binary.LittleEndian.PutUint32(a, math.Float32bits(1))
+		binary.LittleEndian.PutUint32(a[q8_KBytes:], math.Float32bits(305*0x1p-24))
+		return a
+	}
+	w, a := make([]byte, 2*q2_KBytes), act()
+	w[0], w[q2_KBytes] = 0x10, 0x50
+	binary.LittleEndian.PutUint16(w[82:], 0xbc00)
+	binary.LittleEndian.PutUint16(w[q2_KBytes+82:], 0x8000|533)
+	binary.LittleEndian.PutUint16(a[4+qkK:], 64)
+	binary.LittleEndian.PutUint16(a[q8_KBytes+4+qkK:], 1321)
+	t.Run("mins", func(t *testing.T) { checkDoubleRounding(t, Q2_K, w, a) })
+
+	w, a = make([]byte, 2*q2_KBytes), act()
+	w[0], w[16] = 1, 1
+	binary.LittleEndian.PutUint16(w[80:], 0x3c00)
+	a[4] = 64
+	x, y := w[q2_KBytes:], a[q8_KBytes:]
+	x[0] = 5
+	binary.LittleEndian.PutUint16(x[80:], 533)
+	for i, q := range []byte{3, 3, 3, 2} {
+		x[16+i] = q
+	}
+	y[4], y[5], y[6], y[7] = 127, 127, 127, 89
+	t.Run("lanes", func(t *testing.T) { checkDoubleRounding(t, Q2_K, w, a) })
+}

@@ -2,15 +2,16 @@
 
 package quant
 
-// The wasm SIMD128 Dot, DotN and DotRowsN kernels of Q2_K, Q3_K and Q5_K
-// (the K-quants summed in ggml's x86 order; their DotRows kernels are in
-// q5_k_wasm.go, q3_k_wasm.go and q2_k_wasm.go) and the DotN and DotRowsN
+// The wasm SIMD128 Dot and DotN kernels of Q2_K, Q3_K and Q5_K (the
+// K-quants summed in ggml's x86 order; their DotRows and DotRowsN kernels
+// are in q5_k_wasm.go, q3_k_wasm.go and q2_k_wasm.go, which fall back on
+// x86RowsN for rows too long for their buffers) and the DotN and DotRowsN
 // kernels of IQ4_XS (kernels_wasm.go; its Dot and DotRows, in
 // iq4_xs_wasm.go, measured faster for one activation); dotQ2_KGo,
 // dotQ3_KGo, dotQ5_KGo and dotIQ4_XSGo are their portable twins
 // (kx86_wasm.s has the asm). The activations are prepared by splitQ8_K:
-// the batch once per call for DotRowsN (as many activations at a time as
-// the buffer holds), x86DotChunk blocks at a time for Dot. For one
+// the batch once per call for DotN and DotRowsN (as many activations at a
+// time as the buffer holds), x86DotChunk blocks at a time for Dot. For one
 // activation the row kernels (q5KRow1, q3KRow1, q2KRow1) dot each block as
 // they decode it; for several (q5KRowN, q3KRowN, q2KRowN, iq4XSRowN) they
 // decode each block once into a scratch block and dot that with every
@@ -314,7 +315,3 @@ func dotRowsNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at 
 func dotNQ5_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q5_K, n, w, acts, out) }
 func dotNQ3_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q3_K, n, w, acts, out) }
 func dotNQ2_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q2_K, n, w, acts, out) }
-
-func dotRowsNQ2_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	x86RowsN(Q2_K, n, w, acts, outs, at)
-}

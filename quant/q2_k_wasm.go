@@ -14,3 +14,11 @@ func q2KDotRows(x *byte, nb, rows int, yp *byte, yd, tab, out *float32)
 func dotRowsQ2_KSIMD128(n int, w, act []byte, out []float32) {
 	kDotRows(q2_KBytes, q2KDotRows, dotQ2_KSIMD128, n, w, act, out)
 }
+
+//go:noescape
+func q2KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
+
+// dotRowsNQ2_KSIMD128 is the Q2_K DotRowsN kernel (kRowsN).
+func dotRowsNQ2_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kRowsN(Q2_K, q2_KBytes, q2KRowsN, n, w, acts, outs, at)
+}
