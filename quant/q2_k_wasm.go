@@ -12,7 +12,7 @@ func q2KDotRows(x *byte, nb, rows int, yp *byte, yd, tab, out *float32)
 // dotRowsQ2_KSIMD128 is the Q2_K DotRows kernel; rows longer than
 // dotRowsMaxCols take the Dot.
 func dotRowsQ2_KSIMD128(n int, w, act []byte, out []float32) {
-	kDotRows(q2_KBytes, q2KDotRows, dotQ2_KSIMD128, n, w, act, out)
+	kDotRows(Q2_K, n, w, act, out)
 }
 
 //go:noescape
@@ -20,5 +20,5 @@ func q2KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte
 
 // dotRowsNQ2_KSIMD128 is the Q2_K DotRowsN kernel (kRowsN).
 func dotRowsNQ2_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	kRowsN(Q2_K, q2_KBytes, q2KRowsN, n, w, acts, outs, at)
+	kRowsN(Q2_K, n, w, acts, outs, at)
 }

@@ -12,18 +12,18 @@ func q3KDotRows(x *byte, nb, rows int, yp *byte, yd, tab, out *float32)
 // dotRowsQ3_KSIMD128 is the Q3_K DotRows kernel; rows longer than
 // dotRowsMaxCols take the Dot.
 func dotRowsQ3_KSIMD128(n int, w, act []byte, out []float32) {
-	kDotRows(q3_KBytes, q3KDotRows, dotQ3_KSIMD128, n, w, act, out)
+	kDotRows(Q3_K, n, w, act, out)
 }
 
-// kDotRows is the DotRows kernel of a K-quant of size bytes a block with
-// the row kernel rows (q3KDotRows, …) and the Dot kernel dot for rows
-// longer than dotRowsMaxCols.
-func kDotRows(size int, rows func(x *byte, nb, rows int, yp *byte, yd, tab, out *float32), dot func(n int, w, act []byte) float32, n int, w, act []byte, out []float32) {
+// kDotRows is the DotRows kernel of t (Q3_K or Q2_K) with its row kernel
+// (q3KDotRows, q2KDotRows: called by name, as through a func value the
+// stack arrays would escape); rows longer than dotRowsMaxCols take Dot.
+func kDotRows(t Type, n int, w, act []byte, out []float32) {
 	nb := n / qkK
-	rowBytes := nb * size
+	rowBytes := nb * x86Size(t)
 	if n > dotRowsMaxCols || nb == 0 {
 		for r := range out {
-			out[r] = dot(n, w[r*rowBytes:], act)
+			out[r] = x86Dot(t, n, w[r*rowBytes:], act)
 		}
 		return
 	}
@@ -39,7 +39,11 @@ func kDotRows(size int, rows func(x *byte, nb, rows int, yp *byte, yd, tab, out 
 	for j := range nb {
 		yd[j] = f32At(act[j*q8_KBytes:])
 	}
-	rows(&w[0], nb, len(out), &yp[0], &yd[0], &fp16ToFP32Table[0], &out[0])
+	if t == Q3_K {
+		q3KDotRows(&w[0], nb, len(out), &yp[0], &yd[0], &fp16ToFP32Table[0], &out[0])
+	} else {
+		q2KDotRows(&w[0], nb, len(out), &yp[0], &yd[0], &fp16ToFP32Table[0], &out[0])
+	}
 }
 
 //go:noescape
@@ -47,17 +51,17 @@ func q3KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte
 
 // dotRowsNQ3_KSIMD128 is the Q3_K DotRowsN kernel (kRowsN).
 func dotRowsNQ3_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	kRowsN(Q3_K, q3_KBytes, q3KRowsN, n, w, acts, outs, at)
+	kRowsN(Q3_K, n, w, acts, outs, at)
 }
 
-// kRowsN is the DotRowsN kernel of the K-quant t of size bytes a block
-// with the batch kernel rowsN (q3KRowsN, …, kkq_wasm.h's KROWSN): up to
+// kRowsN is the DotRowsN kernel of t (Q3_K or Q2_K) with its batch
+// kernel (q3KRowsN, q2KRowsN: kkq_wasm.h's KROWSN; called by name): up to
 // MaxDotN activations prepared at once (as many as x86Prep holds), then
-// rowsN over kRowsNChunk rows at a time; rows too long for one
+// the batch kernel over kRowsNChunk rows at a time; rows too long for one
 // activation in the buffer take x86RowsN (Dot).
-func kRowsN(t Type, size int, rowsN func(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32), n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+func kRowsN(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	nb := n / qkK
-	rowBytes := nb * size
+	rowBytes := nb * x86Size(t)
 	if nb == 0 || len(acts) == 0 {
 		return
 	}
@@ -83,7 +87,11 @@ func kRowsN(t Type, size int, rowsN func(x *byte, nb, rows int, yp *byte, k int,
 		}
 		for r0 := 0; r0 < rows; r0 += kRowsNChunk {
 			c := min(kRowsNChunk, rows-r0)
-			rowsN(&w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
+			if t == Q3_K {
+				q3KRowsN(&w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
+			} else {
+				q2KRowsN(&w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
+			}
 			for i, o := range outs[:k] {
 				o = o[at+r0 : at+r0+c]
 				for r := range o {
