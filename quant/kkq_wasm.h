@@ -219,3 +219,44 @@
 
 // KYD pushes activation i's scale of the block (at R4).
 #define KYD Get R4; I32WrapI64; F32Load $0
+
+// KFMA2(dpush1, loff1, dpush2, loff2) is KFMAL(dpush1, loff1) then
+// KFMAL(dpush2, loff2) in one pass: each f64x2 pair's first sum rounded
+// to float32, its second sum from that, both tested; if a test fails, both
+// fused multiply-adds of all four pairs by FMAHALF from the accumulators
+// in memory (not yet written). V0 holds the second d.
+#define KFMA2(dpush1, loff1, dpush2, loff2) \
+	dpush1; F64PromoteF32; F64x2Splat; Set V8; \
+	dpush2; F64PromoteF32; F64x2Splat; Set V0; \
+	V128Const $0, $0; Set V13; \
+	KPAIR2(loff1, loff2, KNOHALF, 0, V2); \
+	KPAIR2(loff1, loff2, HIHALF, 16, V4); \
+	KPAIR2(loff1+16, loff2+16, KNOHALF, 32, V14); \
+	KPAIR2(loff1+16, loff2+16, HIHALF, 48, V12); \
+	Get V13; V128AnyTrue; \
+	If; \
+		KEXA(loff1, KNOHALF, 0); \
+		KEXA(loff1, HIHALF, 16); \
+		KEXA(loff1+16, KNOHALF, 32); \
+		KEXA(loff1+16, HIHALF, 48); \
+		dpush2; F64PromoteF32; F64x2Splat; Set V8; \
+		KEXA(loff2, KNOHALF, 0); \
+		KEXA(loff2, HIHALF, 16); \
+		KEXA(loff2+16, KNOHALF, 32); \
+		KEXA(loff2+16, HIHALF, 48); \
+	Else; \
+		KST(V2, 0); KST(V4, 16); KST(V14, 32); KST(V12, 48); \
+	End
+
+// KPAIR2(l1, l2, half, off, r) sets r to the pair of accumulators at
+// R13+off after both fused multiply-adds (d1 in V8 times the lanes at
+// R12+l1, d2 in V0 times those at R12+l2), each sum rounded to float32
+// and tested (KMIDV); V1, V3 scratch.
+#define KPAIR2(l1, l2, half, off, r) \
+	KPL(l1, half, V1); Get V1; Get R13; I32WrapI64; V128Load $(off); F64x2Add; Set V3; KMIDV(V3); \
+	Get V3; F32x4DemoteF64x2Zero; F64x2PromoteLowF32x4; Set V3; \
+	Get R12; I32WrapI64; V128Load $(l2); half; F64x2ConvertLowI32x4S; Get V0; F64x2Mul; Get V3; F64x2Add; Set r; KMIDV(r); \
+	Get r; F32x4DemoteF64x2Zero; F64x2PromoteLowF32x4; Set r
+
+// KST(r, off) stores the accumulators r at R13+off.
+#define KST(r, off) Get R13; I32WrapI64; Get r; V128Store $0, $(off)

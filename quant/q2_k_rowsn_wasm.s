@@ -11,7 +11,7 @@
 // int16 lanes, even then odd; the float part per activation first the min
 // lanes (lane m: i32x4.dot_i16x8_s of the mins and bsums of sub-blocks
 // 2m, 2m+1) times -yd·dmin, then the lanes times yd·d, one fused
-// multiply-add a lane each.
+// multiply-add a lane each (KFMA2: both in one pass).
 //
 // decoder registers: R7, R8 the scale bytes 0..7, 8..15, V0 int16 0x00ff,
 // V6 0x03 bytes, V2, V3 32 qs bytes, V4 a scale, V5 16 quants; then V6,
@@ -67,8 +67,7 @@
 #define Q2FLOAT \
 	Get R12; I32WrapI64; Get V6; Get R11; I32WrapI64; V128Load $512; I32x4DotI16x8S; V128Store $0, $32; \
 	Get R12; I32WrapI64; Get V7; Get R11; I32WrapI64; V128Load $528; I32x4DotI16x8S; V128Store $0, $48; \
-	KFMAL(Q2DMIN, 32); \
-	KFMAL(Q2D, 0)
+	KFMA2(Q2DMIN, 32, Q2D, 0)
 
 // func q2KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
 TEXT ·q2KRowsN(SB), NOSPLIT, $0-72
