@@ -2,22 +2,24 @@
 
 package quant
 
-// The wasm SIMD128 kernels of Q2_K, Q3_K and Q5_K (the K-quants summed in
-// ggml's x86 order) and the DotN and DotRowsN kernels of IQ4_XS
-// (kernels_wasm.go; its Dot and DotRows, in iq4_xs_wasm.go, measured
-// faster for one activation); dotQ2_KGo, dotQ3_KGo, dotQ5_KGo and
-// dotIQ4_XSGo are their portable twins (kx86_wasm.s has the asm). The
-// activations are prepared by splitQ8_K: once per call for DotRows, the
-// batch once per call for DotRowsN (as many activations at a time as the
-// buffer holds), x86DotChunk blocks at a time for Dot. For one activation
-// the row kernels (q5KRow1, q3KRow1, q2KRow1) dot each block as they decode
-// it; for several (q5KRowN, q3KRowN, q2KRowN, iq4XSRowN) they decode each
-// block once into a scratch block and dot that with every activation. The
-// float part is the reference's, lane by lane: the blocks' d·yd come from
-// here (the fp16 conversions), the fused multiply-adds are emulated exactly
-// in the asm (FMA8), and Q5_K's min sums, one float32 chain per activation
-// (or row), are added here by fmaLanes, four chains side by side
-// (q5KMins; one at a time with fma32 for Dot).
+// The wasm SIMD128 Dot and DotN kernels of Q2_K, Q3_K and Q5_K (the
+// K-quants summed in ggml's x86 order; their DotRows and DotRowsN kernels
+// are in q5_k_wasm.go, q3_k_wasm.go and q2_k_wasm.go, which fall back on
+// x86RowsN for rows too long for their buffers) and the DotN and DotRowsN
+// kernels of IQ4_XS (kernels_wasm.go; its Dot and DotRows, in
+// iq4_xs_wasm.go, measured faster for one activation); dotQ2_KGo,
+// dotQ3_KGo, dotQ5_KGo and dotIQ4_XSGo are their portable twins
+// (kx86_wasm.s has the asm). The activations are prepared by splitQ8_K:
+// the batch once per call for DotN and DotRowsN (as many activations at a
+// time as the buffer holds), x86DotChunk blocks at a time for Dot. For one
+// activation the row kernels (q5KRow1, q3KRow1, q2KRow1) dot each block as
+// they decode it; for several (q5KRowN, q3KRowN, q2KRowN, iq4XSRowN) they
+// decode each block once into a scratch block and dot that with every
+// activation. The float part is the reference's, lane by lane: the blocks'
+// d·yd come from here (the fp16 conversions), the fused multiply-adds are
+// emulated exactly in the asm (FMA8), and Q5_K's min sums, one float32
+// chain per activation, are added here by fmaLanes, four chains side by
+// side (q5KMins; one at a time with fma32 for Dot).
 
 // x86Decoded is the size of a decoded block (the row kernels' scratch):
 // the 256 weights' quants times their scales as int16 lanes, then 16 int16
@@ -235,75 +237,6 @@ func x86Dot(t Type, n int, w, act []byte) float32 {
 	return x86Result(t, &acc, &sm, 0)
 }
 
-// x86Rows is the DotRows kernel of t: the activation prepared once, then
-// the row kernel per row (for Q5_K four rows at a time, q5KRows); rows
-// longer than dotRowsMaxCols take Dot.
-func x86Rows(t Type, n int, w, act []byte, out []float32) {
-	nb := n / qkK
-	size := x86Size(t)
-	if n > dotRowsMaxCols || nb == 0 {
-		for r := range out {
-			out[r] = x86Dot(t, n, w[r*nb*size:], act)
-		}
-		return
-	}
-	rowBytes := nb * size
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
-	var (
-		yp  [dotRowsMaxCols / qkK * q8KPrepBytes]byte
-		yd  [dotRowsMaxCols / qkK]float32
-		d   [2 * dotRowsMaxCols / qkK]float32
-		ms  [dotRowsMaxCols / qkK]int32
-		acc [MaxDotN][8]float32
-		sm  [MaxDotN]float32
-		wd  [x86Decoded]byte
-	)
-	prepareQ8_KX86(yp[:], act, nb)
-	for j := range nb {
-		yd[j] = f32At(act[j*q8_KBytes:])
-	}
-	if t == Q5_K {
-		q5KRows(w, nb, yp[:], yd[:nb], d[:nb], out)
-		return
-	}
-	for r := range out {
-		acc[0], sm[0] = [8]float32{}, 0
-		x86Row(t, w[r*rowBytes:], nb, yp[:], yd[:], 1, &acc, &sm, d[:], ms[:], &wd, nil)
-		out[r] = x86Result(t, &acc, &sm, 0)
-	}
-}
-
-// q5KRows is x86Rows for Q5_K (nb ≤ dotRowsMaxCols/qkK blocks a row):
-// four rows at a time, each row's lanes by q5KRow1, their min sums side by
-// side (q5KMins); d is scratch of nb values.
-func q5KRows(w []byte, nb int, yp []byte, yd, d []float32, out []float32) {
-	const maxNB = dotRowsMaxCols / qkK
-	rowBytes := nb * q5_KBytes
-	var (
-		acc [4][8]float32
-		ms  [4 * maxNB]int32
-		sc  x86Scratch
-	)
-	for r := 0; r < len(out); r += 4 {
-		lanes := min(4, len(out)-r)
-		for g := range lanes {
-			x := w[(r+g)*rowBytes : (r+g+1)*rowBytes]
-			dm := sc.dm[g*nb : (g+1)*nb]
-			for j := range nb {
-				d[j] = yd[j] * fp16At(x[j*q5_KBytes:])
-				dm[j] = fp16At(x[j*q5_KBytes+2:])
-			}
-			acc[g] = [8]float32{}
-			q5KRow1(&x[0], nb, &yp[0], &d[0], &acc[g], &ms[g*nb])
-		}
-		var sm [4]float32
-		q5KMins(&sm, ms[:], yd, 0, sc.dm[:], nb, lanes, nb, &sc)
-		for g := range lanes {
-			out[r+g] = hsumX86(&acc[g]) + sm[g]
-		}
-	}
-}
-
 // x86RowsN is the DotRowsN kernel of t: up to MaxDotN activations
 // prepared at once (as many as x86Prep holds), then the row kernel per
 // row; rows too long for one activation in the buffer take Dot.
@@ -379,17 +312,3 @@ func dotNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, out []float32) {
 func dotNQ5_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q5_K, n, w, acts, out) }
 func dotNQ3_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q3_K, n, w, acts, out) }
 func dotNQ2_KSIMD128(n int, w []byte, acts [][]byte, out []float32) { x86DotN(Q2_K, n, w, acts, out) }
-
-func dotRowsQ5_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q5_K, n, w, act, out) }
-func dotRowsQ3_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q3_K, n, w, act, out) }
-func dotRowsQ2_KSIMD128(n int, w, act []byte, out []float32) { x86Rows(Q2_K, n, w, act, out) }
-
-func dotRowsNQ5_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	x86RowsN(Q5_K, n, w, acts, outs, at)
-}
-func dotRowsNQ3_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	x86RowsN(Q3_K, n, w, acts, outs, at)
-}
-func dotRowsNQ2_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	x86RowsN(Q2_K, n, w, acts, outs, at)
-}

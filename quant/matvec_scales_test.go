@@ -19,11 +19,11 @@ func TestMatVecScalesAllFP16(t *testing.T) {
 			t.Skip("the portable MatVec is Dot per row")
 		}
 		rng := rand.New(rand.NewPCG(31, 31))
-		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, Q5_K, Q3_K, Q2_K} {
 			tr := ks.traits(typ)
 			at := TraitsOf(tr.VecDotType)
 			ref := refDots[typ]
-			off := map[Type][]int{Q4_0: {0}, Q8_0: {0}, Q4_K: {0, 2}, Q6_K: {208}}[typ]
+			off := map[Type][]int{Q4_0: {0}, Q8_0: {0}, Q4_K: {0, 2}, Q6_K: {208}, Q5_K: {0, 2}, Q3_K: {108}, Q2_K: {80, 82}}[typ]
 			const nb, rows = 1, 1 << 16
 			n, rowBytes := nb*tr.BlockSize, nb*tr.TypeSize
 			w := randBlocks(rng, typ, nb*rows)

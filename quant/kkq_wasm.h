@@ -1,0 +1,262 @@
+// Macros of the wasm SIMD128 K-quant kernels of q5_k_wasm.s (besides
+// simd_wasm.h's).
+
+// KTAB(r, off) pushes the float32 value of the fp16 at r+off, looked up
+// in the table at R14 (fp16ToFP32Table).
+#define KTAB(r, off) \
+	Get r; I32WrapI64; I32Load16U $(off); I32Const $2; I32Shl; Get R14; I32WrapI64; I32Add; F32Load $0
+
+// KSPLAT(k) sets V4 to byte k of V1 in every int32 lane (i8x16.swizzle:
+// an index of 0x80 gives zero).
+#define KSPLAT(k) \
+	Get V1; V128Const $(0x8080800080808000|(k)|((k)<<32)), $(0x8080800080808000|(k)|((k)<<32)); I8x16Swizzle; Set V4
+
+// KROWS(size, body) runs body (one block at R0, its prepared activation
+// at R1, the activation's scale at R3) over the rows of a DotRows kernel
+// taking (x *byte, nb, rows int, yp *byte, yd, tab, out *float32): each
+// row's accumulators V14, V15 zeroed, its nb blocks of size bytes, then
+// hsumX86 of its accumulators stored at out. R2 counts the blocks, R12
+// walks out, R14 holds tab, R15 counts the rows.
+#define KROWS(size, body) \
+	I64Load x+0(FP); Set R0; \
+	I64Load tab+40(FP); Set R14; \
+	I64Load out+48(FP); Set R12; \
+	I64Load rows+16(FP); Set R15; \
+	Block; \
+	Get R15; I64Eqz; BrIf $0; \
+	Loop; \
+		I64Load yp+24(FP); Set R1; \
+		I64Load yd+32(FP); Set R3; \
+		I64Load nb+8(FP); Set R2; \
+		V128Const $0, $0; Set V14; \
+		V128Const $0, $0; Set V15; \
+		Loop; \
+			body; \
+			ADD(R0, size); \
+			ADD(R1, 544); \
+			ADD(R3, 4); \
+			COUNTDOWN(R2); \
+		End; \
+		Get R12; I32WrapI64; KHSUM8; F32Store $0; \
+		ADD(R12, 4); \
+		COUNTDOWN(R15); \
+	End; \
+	End
+
+// KHSUM8 pushes hsumX86 of the accumulators V14, V15 (V4 scratch).
+#define KHSUM8 \
+	Get V14; Get V15; F32x4Add; Set V4; \
+	Get V4; F32x4ExtractLane $0, $0; Get V4; F32x4ExtractLane $0, $2; F32Add; \
+	Get V4; F32x4ExtractLane $0, $1; Get V4; F32x4ExtractLane $0, $3; F32Add; \
+	F32Add
+
+// KD(off) sets V8 to the f64x2 splat of yd·d, d the fp16 at R0+off and yd
+// the float32 at R3 (the block's fused multiply-add's factor).
+#define KD(off) \
+	Get R3; I32WrapI64; F32Load $0; KTAB(R0, off); F32Mul; F64PromoteF32; F64x2Splat; Set V8
+
+// The DotRowsN kernels' skeleton (KROWSN; q5KRowsN has its own): rows of
+// K-quant blocks against k activations prepared by splitQ8_K, one after
+// the other. Each block's weights are decoded 64 at a time (a group: the
+// chunks of 16 weights 4g..4g+3) into eight int16 vectors, V8, V9 (chunk
+// 4g's even and odd weights), V10, V11 (4g+1), V12, V13 (4g+2), V14, V15
+// (4g+3), each times its scale, and dotted with every activation
+// (i32x4.dot_i16x8_s): even chunks give ggml's x86 lanes 0..3, odd ones
+// 4..7, added to the activation's int32 lanes in st. Then, per activation,
+// the block's fused multiply-adds (KFMAL), the accumulators float64 values
+// in st (each a float32's), each f64x2 sum p+a rounded to float32 unless
+// one of the four is a float32 midpoint (its 29 low bits 1<<28; a tiny
+// sum is exact, as every term is a multiple of 2^-149), then all four by
+// FMAHALF.
+//
+// st: per activation i, at 64i its int32 lanes (32 bytes, then 32 more
+// for the kernel's use), at 1024+64i its accumulators.
+//
+// The kernels take (x *byte, nb, rows int, yp *byte, k int, yd, tab
+// *float32, st *byte, out *float32) and set out[k·r + i] to the dot of
+// row r (nb ≥ 1 blocks at x + r·nb·size) with activation i < k (k ≥ 1)
+// prepared at yp + 544·nb·i (its blocks' scales at yd + nb·i) for r < rows
+// (rows ≥ 1).
+//
+// register use: R0 weight block, R1 the prepared block j of activation
+// 0, R2 blocks left, R3 activation 0's scale of block j, R4 activation
+// i's, R5, R6 the strides of the prepared activations and their scales,
+// R7..R9 the kernel's, R10 activations left, R11 activation i's prepared
+// block, R12 its int32 lanes, R13 its accumulators, R14 fp16ToFP32Table,
+// R15 rows left; F1 yd; V8..V15 a group's weights, V0..V7 the decoder's;
+// in the float part V1..V5, V8..V15 KFMAL's.
+
+// KPA(t, odd) pushes the prepared activation's even (odd 0) or odd (16)
+// int16 lanes of chunk t at R11.
+#define KPA(t, odd) Get R11; I32WrapI64; V128Load $(32*(t)+(odd))
+
+// KACTS(g, OP) adds (OP KADDLANES) or stores (KSTORELANES) group g's
+// lanes against each activation to (as) its int32 lanes at R12.
+#define KACTS(g, OP) \
+	Get R1; Set R11; \
+	I64Load st+56(FP); Set R12; \
+	I64Load k+32(FP); Set R10; \
+	Loop; \
+		Get R12; I32WrapI64; \
+		Get V8; KPA(4*(g), 0); I32x4DotI16x8S; Get V9; KPA(4*(g), 16); I32x4DotI16x8S; I32x4Add; \
+		Get V12; KPA(4*(g)+2, 0); I32x4DotI16x8S; I32x4Add; Get V13; KPA(4*(g)+2, 16); I32x4DotI16x8S; I32x4Add; \
+		OP(0); \
+		Get R12; I32WrapI64; \
+		Get V10; KPA(4*(g)+1, 0); I32x4DotI16x8S; Get V11; KPA(4*(g)+1, 16); I32x4DotI16x8S; I32x4Add; \
+		Get V14; KPA(4*(g)+3, 0); I32x4DotI16x8S; I32x4Add; Get V15; KPA(4*(g)+3, 16); I32x4DotI16x8S; I32x4Add; \
+		OP(16); \
+		Get R11; Get R5; I64Add; Set R11; \
+		ADD(R12, 64); \
+		COUNTDOWN(R10); \
+	End
+#define KSTORELANES(off) V128Store $0, $(off)
+#define KADDLANES(off) Get R12; I32WrapI64; V128Load $(off); I32x4Add; V128Store $0, $(off)
+
+// KMIDV(s) or-s into V13 the f64x2 lanes of s that are float32 rounding
+// midpoints.
+#define KMIDV(s) \
+	Get s; V128Const $0x1fffffff, $0x1fffffff; V128And; V128Const $0x10000000, $0x10000000; I64x2Eq; \
+	Get V13; V128Or; Set V13
+
+// KPL(loff, half, p) sets p to the f64x2 products d·lanes of the int32
+// lanes at R12+loff (half: HIHALF for lanes 2, 3, or KNOHALF), d in V8.
+#define KPL(loff, half, p) Get R12; I32WrapI64; V128Load $(loff); half; F64x2ConvertLowI32x4S; Get V8; F64x2Mul; Set p
+#define KNOHALF
+
+// KRND(s, off) stores the f64x2 sums s rounded to float32 as the
+// accumulators at R13+off.
+#define KRND(s, off) \
+	Get R13; I32WrapI64; Get s; F32x4DemoteF64x2Zero; F64x2PromoteLowF32x4; V128Store $0, $(off)
+
+// KEXA(loff, half, off) sets the accumulators at R13+off to fma32 of d,
+// the lanes and themselves (FMAHALF).
+#define KEXA(loff, half, off) \
+	KPL(loff, half, V9); \
+	Get R13; I32WrapI64; V128Load $(off); Set V10; \
+	Get R13; I32WrapI64; FMAHALF; F64x2PromoteLowF32x4; V128Store $0, $(off)
+
+// KFMAL(dpush, loff) adds d times the int32 lanes at R12+loff to the
+// activation's accumulators at R13, one fused multiply-add a lane, d the
+// float32 pushed by dpush.
+#define KFMAL(dpush, loff) \
+	dpush; F64PromoteF32; F64x2Splat; Set V8; \
+	V128Const $0, $0; Set V13; \
+	KPL(loff, KNOHALF, V1); Get V1; Get R13; I32WrapI64; V128Load $0; F64x2Add; Set V2; KMIDV(V2); \
+	KPL(loff, HIHALF, V3); Get V3; Get R13; I32WrapI64; V128Load $16; F64x2Add; Set V4; KMIDV(V4); \
+	KPL(loff+16, KNOHALF, V5); Get V5; Get R13; I32WrapI64; V128Load $32; F64x2Add; Set V14; KMIDV(V14); \
+	KPL(loff+16, HIHALF, V15); Get V15; Get R13; I32WrapI64; V128Load $48; F64x2Add; Set V12; KMIDV(V12); \
+	Get V13; V128AnyTrue; \
+	If; \
+		KEXA(loff, KNOHALF, 0); \
+		KEXA(loff, HIHALF, 16); \
+		KEXA(loff+16, KNOHALF, 32); \
+		KEXA(loff+16, HIHALF, 48); \
+	Else; \
+		KRND(V2, 0); KRND(V4, 16); KRND(V14, 32); KRND(V12, 48); \
+	End
+
+// KROWSN(size, block, prefloat, float) runs the rows: per block, block
+// (the decoder: the groups and their KACTS), prefloat, then float per
+// activation (R4 its scale, R11 its prepared block, R12 its lanes, R13
+// its accumulators); at the end of a row hsumX86 of each activation's
+// accumulators to out.
+#define KROWSN(size, block, prefloat, float) \
+	I64Load x+0(FP); Set R0; \
+	I64Load tab+48(FP); Set R14; \
+	I64Load rows+16(FP); Set R15; \
+	Loop; \
+		I64Load st+56(FP); Set R13; \
+		I64Load k+32(FP); Set R10; \
+		Loop; \
+			Get R13; I32WrapI64; V128Const $0, $0; V128Store $0, $1024; \
+			Get R13; I32WrapI64; V128Const $0, $0; V128Store $0, $1040; \
+			Get R13; I32WrapI64; V128Const $0, $0; V128Store $0, $1056; \
+			Get R13; I32WrapI64; V128Const $0, $0; V128Store $0, $1072; \
+			ADD(R13, 64); \
+			COUNTDOWN(R10); \
+		End; \
+		I64Load yp+24(FP); Set R1; \
+		I64Load yd+40(FP); Set R3; \
+		I64Load nb+8(FP); Set R2; \
+		Loop; \
+			I64Load nb+8(FP); I64Const $544; I64Mul; Set R5; \
+			I64Load nb+8(FP); I64Const $4; I64Mul; Set R6; \
+			block; \
+			prefloat; \
+			Get R1; Set R11; \
+			Get R3; Set R4; \
+			I64Load st+56(FP); Set R12; \
+			I64Load st+56(FP); I64Const $1024; I64Add; Set R13; \
+			I64Load k+32(FP); Set R10; \
+			Loop; \
+				float; \
+				Get R11; Get R5; I64Add; Set R11; \
+				Get R4; Get R6; I64Add; Set R4; \
+				ADD(R12, 64); \
+				ADD(R13, 64); \
+				COUNTDOWN(R10); \
+			End; \
+			ADD(R0, size); \
+			ADD(R1, 544); \
+			ADD(R3, 4); \
+			COUNTDOWN(R2); \
+		End; \
+		I64Load st+56(FP); I64Const $1024; I64Add; Set R13; \
+		I64Load out+64(FP); I64Load rows+16(FP); Get R15; I64Sub; I64Load k+32(FP); I64Mul; I64Const $2; I64Shl; I64Add; Set R12; \
+		I64Load k+32(FP); Set R10; \
+		Loop; \
+			Get R13; I32WrapI64; V128Load $0; F32x4DemoteF64x2Zero; \
+			Get R13; I32WrapI64; V128Load $16; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V14; \
+			Get R13; I32WrapI64; V128Load $32; F32x4DemoteF64x2Zero; \
+			Get R13; I32WrapI64; V128Load $48; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V15; \
+			Get R12; I32WrapI64; KHSUM8; F32Store $0; \
+			ADD(R12, 4); \
+			ADD(R13, 64); \
+			COUNTDOWN(R10); \
+		End; \
+		COUNTDOWN(R15); \
+	End
+
+// KYD pushes activation i's scale of the block (at R4).
+#define KYD Get R4; I32WrapI64; F32Load $0
+
+// KFMA2(dpush1, loff1, dpush2, loff2) is KFMAL(dpush1, loff1) then
+// KFMAL(dpush2, loff2) in one pass: each f64x2 pair's first sum rounded
+// to float32, its second sum from that, both tested; if a test fails, both
+// fused multiply-adds of all four pairs by FMAHALF from the accumulators
+// in memory (not yet written). V0 holds the second d.
+#define KFMA2(dpush1, loff1, dpush2, loff2) \
+	dpush1; F64PromoteF32; F64x2Splat; Set V8; \
+	dpush2; F64PromoteF32; F64x2Splat; Set V0; \
+	V128Const $0, $0; Set V13; \
+	KPAIR2(loff1, loff2, KNOHALF, 0, V2); \
+	KPAIR2(loff1, loff2, HIHALF, 16, V4); \
+	KPAIR2(loff1+16, loff2+16, KNOHALF, 32, V14); \
+	KPAIR2(loff1+16, loff2+16, HIHALF, 48, V12); \
+	Get V13; V128AnyTrue; \
+	If; \
+		KEXA(loff1, KNOHALF, 0); \
+		KEXA(loff1, HIHALF, 16); \
+		KEXA(loff1+16, KNOHALF, 32); \
+		KEXA(loff1+16, HIHALF, 48); \
+		dpush2; F64PromoteF32; F64x2Splat; Set V8; \
+		KEXA(loff2, KNOHALF, 0); \
+		KEXA(loff2, HIHALF, 16); \
+		KEXA(loff2+16, KNOHALF, 32); \
+		KEXA(loff2+16, HIHALF, 48); \
+	Else; \
+		KST(V2, 0); KST(V4, 16); KST(V14, 32); KST(V12, 48); \
+	End
+
+// KPAIR2(l1, l2, half, off, r) sets r to the pair of accumulators at
+// R13+off after both fused multiply-adds (d1 in V8 times the lanes at
+// R12+l1, d2 in V0 times those at R12+l2), each sum rounded to float32
+// and tested (KMIDV); V1, V3 scratch.
+#define KPAIR2(l1, l2, half, off, r) \
+	KPL(l1, half, V1); Get V1; Get R13; I32WrapI64; V128Load $(off); F64x2Add; Set V3; KMIDV(V3); \
+	Get V3; F32x4DemoteF64x2Zero; F64x2PromoteLowF32x4; Set V3; \
+	Get R12; I32WrapI64; V128Load $(l2); half; F64x2ConvertLowI32x4S; Get V0; F64x2Mul; Get V3; F64x2Add; Set r; KMIDV(r); \
+	Get r; F32x4DemoteF64x2Zero; F64x2PromoteLowF32x4; Set r
+
+// KST(r, off) stores the accumulators r at R13+off.
+#define KST(r, off) Get R13; I32WrapI64; Get r; V128Store $0, $(off)
