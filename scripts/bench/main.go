@@ -24,9 +24,10 @@
 //	                        (either with @relaxed or @simd128: that engine build, not picolm.js's choice)
 //	llamacpp-1, llamacpp-2  node-llama-cpp, CPU only
 //	wllama-1, wllama-2      @wllama/wllama in the same Chromium (2 threads: COOP/COEP)
-//	kernels                 the kernel table: scripts/bench/kernels natively and
-//	                        under Node (GOOS=js), weight GB/s per format for one
-//	                        activation (MatVec) and a batch of 16 (MatMul)
+//	kernels                 the kernel table: scripts/bench/kernels natively,
+//	                        under Node (GOOS=js) and in Chromium (the relaxed-SIMD
+//	                        build, scripts/bench/kernels.mjs), weight GB/s per format
+//	                        for one activation (MatVec) and a batch of 16 (MatMul)
 //
 // It prints a table of prefill and decode tok/s, time to first token and
 // peak memory (the median of -reps runs), the build and the thread or Worker
@@ -192,7 +193,9 @@ func main() {
 	if need("browser") || need("wllama") {
 		step("build the browser runtime")
 		check(run(root, env, "bash", "scripts/serve.sh", "--build-only"))
-		// The browser runners drive Chromium with the repo's playwright-core
+	}
+	if need("browser") || need("wllama") || kernels {
+		// The browser runners (and the kernel table's Chromium column) drive Chromium with the repo's playwright-core
 		// (package.json); a fresh clone has no node_modules yet.
 		if _, err := os.Stat(filepath.Join(root, "node_modules", "playwright-core", "package.json")); err != nil {
 			step("npm ci (playwright-core for the browser runners)")
@@ -750,6 +753,27 @@ func chromium() string {
 	return "/usr/bin/chromium"
 }
 
+// kernelsPage runs scripts/bench/kernels (GOOS=js) in a page:
+// runKernels(args) resolves with its stdout, stderr and exit code.
+const kernelsPage = `<!doctype html>
+<meta charset="utf-8">
+<script src="wasm_exec.js"></script>
+<script>
+window.runKernels = async (args) => {
+  const dec = new TextDecoder();
+  const text = ["", "", ""];
+  globalThis.fs.writeSync = (fd, buf) => { text[fd] += dec.decode(buf); return buf.length; };
+  const go = new Go();
+  let code = 0;
+  go.exit = (c) => { code = c; };
+  go.argv = ["kernels", ...args];
+  const { instance } = await WebAssembly.instantiateStreaming(fetch("kernels.wasm"), go.importObject);
+  await go.run(instance);
+  return { out: text[1], err: text[2], code };
+};
+</script>
+`
+
 // kernelRow is one line of scripts/bench/kernels' output.
 type kernelRow struct {
 	Type      string  `json:"type"`
@@ -799,24 +823,69 @@ func kernelTable(root, cache string, env []string, types string) string {
 		return rows, order, load, msg
 	}
 	nat, order, nload, nerr := measure("native", native, args...)
-	jsExec := filepath.Join(output("go", "env", "GOROOT"), "lib", "wasm", "go_js_wasm_exec")
+	goroot := output("go", "env", "GOROOT")
+	jsExec := filepath.Join(goroot, "lib", "wasm", "go_js_wasm_exec")
 	js, jorder, jload, jerr := measure("wasm under Node (GOOS=js)", jsExec, append([]string{wasm}, args...)...)
 	for _, t := range jorder {
 		if _, ok := nat[t]; !ok {
 			order = append(order, t)
 		}
 	}
+
+	// The relaxed-SIMD build (what Chromium's picolm.js runs) in a page of
+	// headless Chromium (scripts/bench/kernels.mjs): wall-clock timings, a
+	// page has no CPU clock.
+	var br map[string]kernelRow
+	var bload [2]float64
+	berr := ""
+	if err := func() error {
+		dir := filepath.Join(cache, "kernels-browser")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		raw := filepath.Join(cache, "kernels-relaxed.raw.wasm")
+		if err := run(root, append(env, "GOOS=js", "GOARCH=wasm"), "go", "build", "-tags", "relaxedsimd", "-o", raw, "./scripts/bench/kernels"); err != nil {
+			return err
+		}
+		if err := run(root, env, "go", "run", "./scripts/relaxpatch", raw, filepath.Join(dir, "kernels.wasm")); err != nil {
+			return err
+		}
+		serve := filepath.Join(cache, "serve")
+		if err := run(root, env, "go", "build", "-o", serve, "./scripts/serve"); err != nil {
+			return err
+		}
+		execJS, err := os.ReadFile(filepath.Join(goroot, "lib", "wasm", "wasm_exec.js"))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "wasm_exec.js"), execJS, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "kernels.html"), []byte(kernelsPage), 0o644); err != nil {
+			return err
+		}
+		var msg string
+		br, _, bload, msg = measure("wasm in Chromium (relaxed SIMD)", "node", append([]string{filepath.Join(root, "scripts", "bench", "kernels.mjs"), serve, dir}, args...)...)
+		if msg != "" {
+			return errors.New(msg)
+		}
+		return nil
+	}(); err != nil {
+		berr = fmt.Sprintf("Chromium: %v", err)
+		fmt.Println("  ", berr)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Kernels\n\nWeight GB/s of quant's kernels per format (scripts/bench/kernels, GOEXPERIMENT=simd): one activation "+
 		"(MatVec: decode) and a batch of 16 (MatMul: prefill; one call covers the 16, so 16× the figure is its rate per activation), on a 2048-column matrix of 4 MiB, "+
 		"the median of the timed calls; in parentheses, the ratio to Q4_K in the same column. Native is %s; wasm is the GOOS=js build "+
-		"(SIMD128) under Node %s. Load %.1f→%.1f natively, %.1f→%.1f under Node.\n\n", runtime.GOARCH, nodeVersion(), nload[0], nload[1], jload[0], jload[1])
-	for _, e := range []string{nerr, jerr} {
+		"(SIMD128) under Node %s; Chromium is the relaxed-SIMD build (the one picolm.js runs there) in a page of headless Chromium %s, timed by the wall clock. "+
+		"Load %.1f→%.1f natively, %.1f→%.1f under Node, %.1f→%.1f in Chromium.\n\n", runtime.GOARCH, nodeVersion(), chromiumVersion(), nload[0], nload[1], jload[0], jload[1], bload[0], bload[1])
+	for _, e := range []string{nerr, jerr, berr} {
 		if e != "" {
 			fmt.Fprintf(&b, "%s\n\n", e)
 		}
 	}
-	fmt.Fprintf(&b, "| format | bits/weight | native ×1 | native ×16 | wasm ×1 | wasm ×16 |\n|---|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| format | bits/weight | native ×1 | native ×16 | wasm ×1 | wasm ×16 | Chromium ×1 | Chromium ×16 |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	cell := func(rows map[string]kernelRow, t string, f func(kernelRow) float64) string {
 		k, ok := rows[t]
 		if !ok {
@@ -834,7 +903,7 @@ func kernelTable(root, cache string, env []string, types string) string {
 		if bpw == 0 {
 			bpw = js[t].BPW
 		}
-		fmt.Fprintf(&b, "| %s | %.4g | %s | %s | %s | %s |\n", t, bpw, cell(nat, t, vec), cell(nat, t, mm), cell(js, t, vec), cell(js, t, mm))
+		fmt.Fprintf(&b, "| %s | %.4g | %s | %s | %s | %s | %s | %s |\n", t, bpw, cell(nat, t, vec), cell(nat, t, mm), cell(js, t, vec), cell(js, t, mm), cell(br, t, vec), cell(br, t, mm))
 	}
 	return b.String()
 }
