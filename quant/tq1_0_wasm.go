@@ -81,49 +81,12 @@ func tq1Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
 //go:noescape
 func tq1RowsN(x, yp *byte, yd *float32, tab *float32, acc *int32, nb, rows, acts int, out *float32)
 
-// dotRowsTQ1_0SIMD128 is the TQ1_0 DotRows kernel, as dotRowsTQ2_0SIMD128
-// (tq1Rows in tq_wasm.s).
+// dotRowsTQ1_0SIMD128 and dotRowsNTQ1_0SIMD128 are TQ1_0's DotRows and
+// DotRowsN kernels (q8krows_wasm.go: tq1Rows, tq1RowsN in tq_wasm.s).
 func dotRowsTQ1_0SIMD128(n int, w, act []byte, out []float32) {
-	nb := n / qkK
-	rowBytes := nb * tq1_0Bytes
-	if n > dotRowsMaxCols || nb == 0 || len(out) == 0 {
-		dotRows(dotTQ1_0SIMD128, n, rowBytes, w, act, out)
-		return
-	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
-	var yp [dotRowsMaxCols / qkK * q8KPrepBytes]byte
-	var yd [dotRowsMaxCols / qkK]float32
-	splitQ8_K(&yp[0], &act[0], nb)
-	for j := range nb {
-		yd[j] = f32At(act[j*q8_KBytes:])
-	}
-	tq1Rows(&w[0], &yp[0], &act[0], &yd[0], &fp16ToFP32Table[0], nb, len(out), &out[0])
+	q8KRows(TQ1_0, dotTQ1_0SIMD128, n, w, act, out)
 }
 
-// dotRowsNTQ1_0SIMD128 is the TQ1_0 DotRowsN kernel, as
-// dotRowsNTQ2_0SIMD128 (tq1RowsN in tq_wasm.s).
 func dotRowsNTQ1_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	nb := n / qkK
-	rowBytes := nb * tq1_0Bytes
-	if nb == 0 || actsPerPass(nb, len(acts)) == 0 {
-		eachRow(dotNTQ1_0SIMD128, rowBytes, n, w, acts, outs, at)
-		return
-	}
-	rows := len(w) / rowBytes
-	w = w[:rows*rowBytes]
-	var yp [dotRowsNPrep]byte
-	var yd [dotRowsNBlocks]float32 // [nb][k]
-	var acc [16 * MaxDotN]int32
-	var res [tqRowsPerCall * MaxDotN]float32
-	for len(acts) > 0 {
-		k := actsPerPass(nb, len(acts))
-		prepareQ8_K(yp[:], acts[:k], nb)
-		prepareScales(yd[:nb*k], acts[:k], nb)
-		for r := 0; r < rows; r += tqRowsPerCall {
-			c := min(tqRowsPerCall, rows-r)
-			tq1RowsN(&w[r*rowBytes], &yp[0], &yd[0], &fp16ToFP32Table[0], &acc[0], nb, c, k, &res[0])
-			scatterRows(outs[:k], at+r, res[:c*k])
-		}
-		acts, outs = acts[k:], outs[k:]
-	}
+	q8KRowsN(TQ1_0, dotNTQ1_0SIMD128, n, w, acts, outs, at)
 }

@@ -60,70 +60,15 @@ func dotNTQ2_0SIMD128(n int, w []byte, acts [][]byte, out []float32) {
 //go:noescape
 func tq2Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
 
-// dotRowsTQ2_0SIMD128 is the TQ2_0 DotRows kernel: the activation
-// prepared once (splitQ8_K), then every row by tq2Rows (tq_wasm.s), each
-// result bit-identical to dotTQ2_0Ref's.
+// dotRowsTQ2_0SIMD128 and dotRowsNTQ2_0SIMD128 are TQ2_0's DotRows and
+// DotRowsN kernels (q8krows_wasm.go: tq2Rows, tq2RowsN in tq_wasm.s).
 func dotRowsTQ2_0SIMD128(n int, w, act []byte, out []float32) {
-	nb := n / qkK
-	rowBytes := nb * tq2_0Bytes
-	if n > dotRowsMaxCols || nb == 0 || len(out) == 0 {
-		dotRows(dotTQ2_0SIMD128, n, rowBytes, w, act, out)
-		return
-	}
-	w, act = w[:len(out)*rowBytes], act[:nb*q8_KBytes]
-	var yp [dotRowsMaxCols / qkK * q8KPrepBytes]byte
-	var yd [dotRowsMaxCols / qkK]float32
-	splitQ8_K(&yp[0], &act[0], nb)
-	for j := range nb {
-		yd[j] = f32At(act[j*q8_KBytes:])
-	}
-	tq2Rows(&w[0], &yp[0], &act[0], &yd[0], &fp16ToFP32Table[0], nb, len(out), &out[0])
+	q8KRows(TQ2_0, dotTQ2_0SIMD128, n, w, act, out)
 }
 
 //go:noescape
 func tq2RowsN(x, yp *byte, yd *float32, tab *float32, acc *int32, nb, rows, acts int, out *float32)
 
-// tqRowsPerCall is the rows a TQ DotRowsN row kernel computes per call
-// (their results then go to the outputs).
-const tqRowsPerCall = 64
-
-// dotRowsNTQ2_0SIMD128 is the TQ2_0 DotRowsN kernel: the activations
-// prepared once per call (prepareQ8_K, prepareScales, as many as the
-// buffer holds), then tq2RowsN (tq_wasm.s) decodes each weight block once
-// for all of them; each result is bit-identical to dotTQ2_0Ref's.
 func dotRowsNTQ2_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	nb := n / qkK
-	rowBytes := nb * tq2_0Bytes
-	if nb == 0 || actsPerPass(nb, len(acts)) == 0 {
-		eachRow(dotNTQ2_0SIMD128, rowBytes, n, w, acts, outs, at)
-		return
-	}
-	rows := len(w) / rowBytes
-	w = w[:rows*rowBytes]
-	var yp [dotRowsNPrep]byte
-	var yd [dotRowsNBlocks]float32 // [nb][k]
-	var acc [16 * MaxDotN]int32
-	var res [tqRowsPerCall * MaxDotN]float32
-	for len(acts) > 0 {
-		k := actsPerPass(nb, len(acts))
-		prepareQ8_K(yp[:], acts[:k], nb)
-		prepareScales(yd[:nb*k], acts[:k], nb)
-		for r := 0; r < rows; r += tqRowsPerCall {
-			c := min(tqRowsPerCall, rows-r)
-			tq2RowsN(&w[r*rowBytes], &yp[0], &yd[0], &fp16ToFP32Table[0], &acc[0], nb, c, k, &res[0])
-			scatterRows(outs[:k], at+r, res[:c*k])
-		}
-		acts, outs = acts[k:], outs[k:]
-	}
-}
-
-// scatterRows sets outs[a][at+i] to res[k*i+a] (k = len(outs)).
-func scatterRows(outs [][]float32, at int, res []float32) {
-	k := len(outs)
-	for a, o := range outs {
-		o = o[at : at+len(res)/k]
-		for i := range o {
-			o[i] = res[k*i+a]
-		}
-	}
+	q8KRowsN(TQ2_0, dotNTQ2_0SIMD128, n, w, acts, outs, at)
 }
