@@ -35,6 +35,12 @@ test("Chromium computes the relaxed dot right, and both builds are there", async
   assert.ok(existsSync(join(root, "build", "worker-relaxed.wasm")), "scripts/serve.sh built build/worker-relaxed.wasm");
 });
 
+test("picolm.js's probe finds the relaxed dot right and relaxed_madd fused, and picks simd128 where either is not", async () => {
+  const p = await page.evaluate(() => window.probe());
+  assert.deepEqual(p.here, { dot: 4, madd: 2 ** -24 });
+  assert.deepEqual(p.picks, ["simd128", "relaxed", "simd128", "simd128"]);
+});
+
 test("the patched quant test binary validates (the unpatched one does not) and its relaxed kernels pass the twin tests", async () => {
   const env = { ...process.env, GOOS: "js", GOARCH: "wasm", GOEXPERIMENT: "simd" }; // GOTOOLCHAIN from scripts/test-browser.sh
   const raw = join(root, "build", "quant-relaxed.test.raw.wasm"), patched = join(root, "build", "quant-relaxed.test.wasm");
