@@ -54,7 +54,8 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     const unpatched = await tp.evaluate((u) => window.runTest(u, []), `${server.url}build/quant-relaxed.test.raw.wasm`);
     assert.equal(unpatched.valid, false, "Go's encoding of the relaxed ops does not validate");
     const run = ["TestKernelTables", "TestTableTwins", "TestDotTwinsRandom", "TestDotNRandom", "TestDotTwinsManyBlocks",
-      "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths"];
+      "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths",
+      "TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes", "TestExpRelaxedFallback"];
     const r = await tp.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
     assert.equal(r.valid, true);
     assert.equal(r.code, 0, r.output.slice(-4000));
@@ -65,6 +66,8 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.match(r.output, /--- PASS: TestMatMulManyRows\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestMatVecQ8_0Signs\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestQ8_0RelaxedPaths /);
+    for (const f of ["TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes"]) assert.match(r.output, new RegExp(`--- PASS: ${f}/Go\\+SIMD128\\+relaxed_SIMD `), f);
+    assert.match(r.output, /--- PASS: TestExpRelaxedFallback /);
     assert.doesNotMatch(r.output, /--- (FAIL|SKIP): .*relaxed/);
   } finally {
     await tp.close();
