@@ -31,6 +31,8 @@ func relaxedTables() []kernelTable {
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
 			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed, dotRowsN: dotRowsNQ4_0Relaxed}},
 			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
+			{IQ4_XS, kernels{dot: dotIQ4_XSRelaxed, dotRows: dotRowsIQ4_XSRelaxed, dotRowsN: dotRowsNIQ4_XSRelaxed}},
+			{IQ4_NL, kernels{dotRows: dotRowsIQ4_NLRelaxed, dotRowsN: dotRowsNIQ4_NLRelaxed}},
 		},
 	}}
 }
