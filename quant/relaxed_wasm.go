@@ -18,12 +18,11 @@ package quant
 // Q8_0 a relaxed DotRows (rows4_relaxed_wasm.s: the activation's signs
 // moved onto the weights, its magnitudes the i7 operand). IQ4_XS and
 // IQ4_NL (iq4_relaxed_wasm.go; IQ4_NL keeps its SIMD128 Dot) move the
-// activation's signs onto their
-// signed levels the same way, and take their references' fused
-// multiply-adds (fma32) with f32x4.relaxed_madd: the engine may round it
-// once or twice, and web/picolm.js chooses the relaxed build only where a
-// start-up probe finds it fused (Chromium on x86 with FMA3 and on Arm),
-// where it is fma32. No other float kernel uses it.
+// activation's signs onto their signed levels the same way, and take their
+// references' fused multiply-adds (fma32) with f32x4.relaxed_madd: the
+// engine may round it once or twice, and web/picolm.js chooses the relaxed
+// build only where a start-up probe finds it fused (Chromium on x86 with
+// FMA3 and on Arm), where it is fma32. No other float kernel uses it.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four
