@@ -49,7 +49,7 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.equal(unpatched.valid, false, "Go's encoding of the relaxed ops does not validate");
     const run = ["TestKernelTables", "TestTableTwins", "TestDotTwinsRandom", "TestDotNRandom", "TestDotTwinsManyBlocks",
       "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths",
-      "TestIQ4Signs", "TestIQ4RelaxedPaths"];
+      "TestIQ4Signs", "TestIQ4RelaxedPaths", "TestMatMul"];
     const r = await tp.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
     assert.equal(r.valid, true);
     assert.equal(r.code, 0, r.output.slice(-4000));
@@ -62,6 +62,7 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.match(r.output, /--- PASS: TestQ8_0RelaxedPaths /);
     assert.match(r.output, /--- PASS: TestIQ4Signs\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestIQ4RelaxedPaths /);
+    assert.match(r.output, /--- PASS: TestMatMul\/Go\+SIMD128\+relaxed_SIMD /);
     assert.doesNotMatch(r.output, /--- (FAIL|SKIP): .*relaxed/);
   } finally {
     await tp.close();
