@@ -81,6 +81,13 @@ func iq4XSRowsN(x *byte, nb int, yp *byte, k int, d *float32, acc *[MaxDotN][8]f
 // row's blocks decoded once against all of them (iq4XSRowsN); rows too
 // long for one activation in the buffer take the Dot.
 func dotRowsNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	dotRowsNIQ4_XS(false, n, w, acts, outs, at)
+}
+
+// dotRowsNIQ4_XS is dotRowsNIQ4_XSSIMD128 and, fused, the relaxed-SIMD
+// kernel (dotRowsNIQ4_XSRelaxed: iq4XSRowsNRelaxed, whose fused
+// multiply-adds are f32x4.relaxed_madd).
+func dotRowsNIQ4_XS(fused bool, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	nb := n / qkK
 	rowBytes := nb * iq4_XSBytes
 	if nb == 0 || nb > x86PrepBlocks {
@@ -114,7 +121,11 @@ func dotRowsNIQ4_XSSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at 
 				}
 			}
 			clear(acc[:k])
-			iq4XSRowsN(&x[0], nb, &yp[0], k, &d[0], &acc, &lanes)
+			if fused {
+				iq4XSRowsNRelaxed(&x[0], nb, &yp[0], k, &d[0], &acc, &lanes)
+			} else {
+				iq4XSRowsN(&x[0], nb, &yp[0], k, &d[0], &acc, &lanes)
+			}
 			for i := range k {
 				outs[i][at+r] = hsumX86(&acc[i])
 			}

@@ -33,18 +33,6 @@
 // the quads' block sums, V8 a splat weight pair, V9 the weights as int16,
 // V10..V13 the splat masks, V15 0x0f bytes.
 
-// MAC adds the splat weights V8 dotted with the prepared pairs at rq+off
-// to v.
-#define MAC(v, rq, off) Get V8; Get rq; I32WrapI64; V128Load $(off); I32x4DotI16x8S; Get v; I32x4Add; Set v
-#define MACS1(off) MAC(V4, R1, off)
-#define MACS2(off) MACS1(off); MAC(V5, R7, off)
-#define MACS3(off) MACS2(off); MAC(V6, R8, off)
-#define MACS4(off) MACS3(off); MAC(V7, R9, off)
-
-// LANES4 runs the four int32 lanes (weight pairs) of V9 through macs,
-// against the prepared pairs at off, off+32, off+64, off+96.
-#define LANES4(macs, off) SPL(V10); macs(off); SPL(V11); macs(off+32); SPL(V12); macs(off+64); SPL(V13); macs(off+96)
-
 // INT8Q adds the int8 weights 0..15 in V2 and 16..31 in V3 against the
 // quads to V4..V7, storing the sums (stores) after each 8 weights: the
 // stores keep V8 (TurboFan) from issuing the loads of the whole block

@@ -1,7 +1,7 @@
 // Macros shared by the DotRowsN kernels that put four activations (a
 // quad) in the four int32 lanes of every vector, so that no sum is reduced
-// across lanes: quads_wasm.s (Q8_0, Q4_0) and relaxedn_wasm.s (Q4_K, Q6_K,
-// Q4_0).
+// across lanes: quads_wasm.s (Q8_0, Q4_0), q32rows_wasm.s (IQ4_NL),
+// relaxedn_wasm.s (Q4_K, Q6_K, Q4_0) and iq4_relaxed_wasm.s (IQ4_NL).
 
 // GATHER sets V1 to the int32 at byte off of each activation block R4..R7.
 #define GATHER(off) \
@@ -25,7 +25,21 @@
 	V128Const $0x0b0a09080b0a0908, $0x0b0a09080b0a0908; Set V12; \
 	V128Const $0x0f0e0d0c0f0e0d0c, $0x0f0e0d0c0f0e0d0c; Set V13
 
-// ---- Q8_0 and Q4_0 row kernels ----
+// ---- row kernels: Q8_0, Q4_0 (quads_wasm.s, relaxedn_wasm.s), IQ4_NL
+// (q32rows_wasm.s, iq4_relaxed_wasm.s) ----
+
+// MAC adds the splat weights V8 dotted with the prepared pairs at rq+off
+// to v.
+#define MAC(v, rq, off) Get V8; Get rq; I32WrapI64; V128Load $(off); I32x4DotI16x8S; Get v; I32x4Add; Set v
+#define MACS1(off) MAC(V4, R1, off)
+#define MACS2(off) MACS1(off); MAC(V5, R7, off)
+#define MACS3(off) MACS2(off); MAC(V6, R8, off)
+#define MACS4(off) MACS3(off); MAC(V7, R9, off)
+
+// LANES4 runs the four int32 lanes (weight pairs) of V9 through macs,
+// against the prepared pairs at off, off+32, off+64, off+96.
+#define LANES4(macs, off) SPL(V10); macs(off); SPL(V11); macs(off+32); SPL(V12); macs(off+64); SPL(V13); macs(off+96)
+
 
 // TAB pushes the float32 of the fp16 bits at the address in r (R13 the
 // fp16 table, fp16ToFP32Table).

@@ -16,9 +16,13 @@ package quant
 // DotRowsN, which measured as fast or faster (relaxed_wasm.s); Q4_0 has a
 // relaxed DotRows (rows4_relaxed_wasm.s) and DotRowsN (relaxedn_wasm.go),
 // Q8_0 a relaxed DotRows (rows4_relaxed_wasm.s: the activation's signs
-// moved onto the weights, its magnitudes the i7 operand). No
-// float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
-// the engine's choice, and the results must be the reference's bits.
+// moved onto the weights, its magnitudes the i7 operand). IQ4_XS and
+// IQ4_NL (iq4_relaxed_wasm.go; IQ4_NL keeps its SIMD128 Dot) move the
+// activation's signs onto their signed levels the same way, and take their
+// references' fused multiply-adds (fma32) with f32x4.relaxed_madd: the
+// engine may round it once or twice, and web/picolm.js chooses the relaxed
+// build only where a start-up probe finds it fused (Chromium on x86 with
+// FMA3 and on Arm), where it is fma32. No other float kernel uses it.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four
@@ -31,6 +35,8 @@ func relaxedTables() []kernelTable {
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
 			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed, dotRowsN: dotRowsNQ4_0Relaxed}},
 			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
+			{IQ4_XS, kernels{dot: dotIQ4_XSRelaxed, dotRows: dotRowsIQ4_XSRelaxed, dotRowsN: dotRowsNIQ4_XSRelaxed}},
+			{IQ4_NL, kernels{dotRows: dotRowsIQ4_NLRelaxed, dotRowsN: dotRowsNIQ4_NLRelaxed}},
 		},
 	}}
 }

@@ -109,3 +109,40 @@ func TestExpRelaxedFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestIQ4RelaxedPaths checks what the twin tests do not see of the relaxed
+// IQ4_XS kernels: absSignQ8_K's magnitudes and signs, and that it and
+// iq4XSDotRelaxed report an activation of -128.
+func TestIQ4RelaxedPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 256))
+	const nb = 3
+	act := q8Activation(rng, Q8_K, nb, 0)
+	w := randBlocks(rng, IQ4_XS, nb)
+	var yp [nb * 2 * qkK]byte
+	if !absSignQ8_K(&yp[0], &act[0], nb) {
+		t.Fatal("absSignQ8_K refused an activation in -127..127")
+	}
+	for b := range nb {
+		for j := range qkK {
+			y := int8(act[b*q8_KBytes+4+j])
+			mag, sign := yp[b*2*qkK+j], yp[b*2*qkK+qkK+j]
+			if int(mag) != max(int(y), -int(y)) || (sign == 0xff) != (y < 0) || (sign != 0 && sign != 0xff) {
+				t.Fatalf("block %d activation %d (%d): magnitude %d, sign byte %#x", b, j, y, mag, sign)
+			}
+		}
+	}
+	var sum float32
+	if !iq4XSDotRelaxed(&w[0], &act[0], &fp16ToFP32Table[0], nb, &sum) {
+		t.Fatal("iq4XSDotRelaxed reported an activation of -128 in one without")
+	}
+	if want := dotIQ4_XSRef(nb*qkK, w, act); math.Float32bits(sum) != math.Float32bits(want) {
+		t.Fatalf("iq4XSDotRelaxed %g, reference %g", sum, want)
+	}
+	act[2*q8_KBytes+4+255] = 0x80
+	if absSignQ8_K(&yp[0], &act[0], nb) {
+		t.Fatal("absSignQ8_K accepted an activation of -128")
+	}
+	if iq4XSDotRelaxed(&w[0], &act[0], &fp16ToFP32Table[0], nb, &sum) {
+		t.Fatal("iq4XSDotRelaxed did not report an activation of -128")
+	}
+}

@@ -101,21 +101,33 @@ func prepQ8_0QuadRelaxed(dst *byte, ys *[4]*byte, tab *float32, nb int)
 func q4_0RowsNRelaxed(x, yq *byte, tab *float32, nb, rows, quads int, out *float32)
 
 // dotRowsNQ4_0Relaxed is the Q4_0 DotRowsN kernel: dotRowsNQ8_0Acts's
-// (dotrowsn_wasm.go) with q4_0RowsNRelaxed.
+// (dotrowsn_wasm.go) with q4_0RowsNRelaxed (dotRowsNQ8Relaxed).
 func dotRowsNQ4_0Relaxed(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	nb := n / qk
-	if nb == 0 || nb > dotRowsNQ8RelaxedBlocks {
+	if nb := n / qk; nb == 0 || nb > dotRowsNQ8RelaxedBlocks {
 		dotRowsNQ4_0SIMD128(n, w, acts, outs, at)
 		return
 	}
-	rowBytes := nb * q4_0Bytes
+	dotRowsNQ8Relaxed(false, n, w, acts, outs, at)
+}
+
+// dotRowsNQ8Relaxed is the DotRowsN kernel of the 32-weight formats of
+// 18-byte blocks against Q8_0 activations: Q4_0 (prepQ8_0QuadRelaxed,
+// q4_0RowsNRelaxed) or IQ4_NL (iq4nl: prepQ8_0Quad, iq4NLRowsNRelaxed in
+// iq4_relaxed_wasm.s), rows of 1 to as many blocks as the buffer holds.
+func dotRowsNQ8Relaxed(iq4nl bool, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	nb := n / qk
+	rowBytes := nb * q4_0Bytes // = nb * iq4_NLBytes
+	qb := q8QuadRelaxedBytes
+	if iq4nl {
+		qb = q8PrepBlock
+	}
 	rows := len(w) / rowBytes
 	w = w[:rows*rowBytes]
 	tab := &fp16ToFP32Table[0]
 	var yq [dotRowsNPrep]byte
 	var res [16 * dotRowsNRowsPerCall]float32 // [row][quad][lane]
 	for len(acts) > 0 {
-		quads := min((len(acts)+3)/4, MaxDotN/4, dotRowsNQ8RelaxedBlocks/nb)
+		quads := min((len(acts)+3)/4, MaxDotN/4, dotRowsNPrep/qb/nb)
 		k := min(len(acts), 4*quads)
 		for q := range quads {
 			var ys [4]*byte
@@ -123,11 +135,19 @@ func dotRowsNQ4_0Relaxed(n int, w []byte, acts [][]byte, outs [][]float32, at in
 				a := acts[min(4*q+l, k-1)] // a short quad repeats its last activation
 				ys[l] = &a[:nb*q8_0Bytes][0]
 			}
-			prepQ8_0QuadRelaxed(&yq[q*nb*q8QuadRelaxedBytes], &ys, tab, nb)
+			if iq4nl {
+				prepQ8_0Quad(&yq[q*nb*qb], &ys, tab, nb)
+			} else {
+				prepQ8_0QuadRelaxed(&yq[q*nb*qb], &ys, tab, nb)
+			}
 		}
 		for r := 0; r < rows; r += dotRowsNRowsPerCall {
 			m := min(dotRowsNRowsPerCall, rows-r)
-			q4_0RowsNRelaxed(&w[r*rowBytes], &yq[0], tab, nb, m, quads, &res[0])
+			if iq4nl {
+				iq4NLRowsNRelaxed(&w[r*rowBytes], &yq[0], tab, nb, m, quads, &res[0])
+			} else {
+				q4_0RowsNRelaxed(&w[r*rowBytes], &yq[0], tab, nb, m, quads, &res[0])
+			}
 			for i, o := range outs[:k] {
 				o = o[at+r : at+r+m]
 				for t := range o {

@@ -52,6 +52,9 @@
 	SIGNED(V3, 16); PY(16); SIGNED(V2, 0); PY(0); V128Const $0, $0; RDOTADD; RDOTADD; \
 	Set dst
 
+// ABSQ8_0 prepares a Q8_0 block's 32 activations (absSignQ8_0).
+#define ABSQ8_0 ABSSIGN16(2, 0, 32); ABSSIGN16(18, 16, 48)
+
 // func q4_0Rows4Relaxed(x, yp *byte, yd *float32, ysum *int32, tab *float32, nb, rowBytes, groups int, out *float32)
 // is q4_0Rows4 with yp the Q8_0 activation itself.
 TEXT ·q4_0Rows4Relaxed(SB), NOSPLIT, $0-72
@@ -85,38 +88,5 @@ TEXT ·q8_0Rows4Relaxed(SB), NOSPLIT, $0-73
 // for each negative one and 0 for the others. It reports false when an
 // activation is -128 (no magnitude in 0..127): dst is then not usable.
 TEXT ·absSignQ8_0(SB), NOSPLIT, $0-25
-	I64Load dst+0(FP)
-	Set R0
-	I64Load src+8(FP)
-	Set R1
-	I64Load nb+16(FP)
-	Set R2
-	V128Const $0, $0
-	Set V4
-	Block
-	Get R2
-	I64Eqz
-	BrIf $0
-	Loop
-		Get R1; I32WrapI64; V128Load $2; Set V1
-		Get R1; I32WrapI64; V128Load $18; Set V2
-		Get V1; I8x16Abs; Set V3
-		Get V2; I8x16Abs; Set V5
-		Get R0; I32WrapI64; Get V3; V128Store $0, $0
-		Get R0; I32WrapI64; Get V5; V128Store $0, $16
-		Get R0; I32WrapI64; Get V1; I32Const $7; I8x16ShrS; V128Store $0, $32
-		Get R0; I32WrapI64; Get V2; I32Const $7; I8x16ShrS; V128Store $0, $48
-		// only |-128| has its top bit set
-		Get V4; Get V3; V128Or; Get V5; V128Or; Set V4
-		ADD(R0, 64)
-		ADD(R1, 34)
-		COUNTDOWN(R2)
-	End
-	End
-	Get SP
-	Get V4
-	I8x16Bitmask
-	I32Eqz
-	I64ExtendI32U
-	I64Store8 ret+24(FP)
+	ABSSIGN(ABSQ8_0, 34, 64, ret+24(FP))
 	RET

@@ -55,12 +55,13 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.equal(unpatched.valid, false, "Go's encoding of the relaxed ops does not validate");
     const run = ["TestKernelTables", "TestTableTwins", "TestDotTwinsRandom", "TestDotNRandom", "TestDotTwinsManyBlocks",
       "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths",
-      "TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes", "TestExpRelaxedFallback"];
+      "TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes", "TestExpRelaxedFallback",
+      "TestIQ4Signs", "TestIQ4RelaxedPaths", "TestMatMul"];
     const r = await tp.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
     assert.equal(r.valid, true);
     assert.equal(r.code, 0, r.output.slice(-4000));
     assert.match(r.output, /platform tables: SIMD128, relaxed SIMD\n/);
-    for (const f of ["Q4_K", "Q6_K", "Q4_0", "Q8_0"]) assert.match(r.output, new RegExp(`--- PASS: TestTableTwins/relaxed_SIMD/${f} `), f);
+    for (const f of ["Q4_K", "Q6_K", "Q4_0", "Q8_0", "IQ4_XS", "IQ4_NL"]) assert.match(r.output, new RegExp(`--- PASS: TestTableTwins/relaxed_SIMD/${f} `), f);
     assert.match(r.output, /--- PASS: TestDotTwinsRandom\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestMatVecTwins/);
     assert.match(r.output, /--- PASS: TestMatMulManyRows\/Go\+SIMD128\+relaxed_SIMD /);
@@ -68,6 +69,9 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.match(r.output, /--- PASS: TestQ8_0RelaxedPaths /);
     for (const f of ["TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes"]) assert.match(r.output, new RegExp(`--- PASS: ${f}/Go\\+SIMD128\\+relaxed_SIMD `), f);
     assert.match(r.output, /--- PASS: TestExpRelaxedFallback /);
+    assert.match(r.output, /--- PASS: TestIQ4Signs\/Go\+SIMD128\+relaxed_SIMD /);
+    assert.match(r.output, /--- PASS: TestIQ4RelaxedPaths /);
+    assert.match(r.output, /--- PASS: TestMatMul\/Go\+SIMD128\+relaxed_SIMD /);
     assert.doesNotMatch(r.output, /--- (FAIL|SKIP): .*relaxed/);
   } finally {
     await tp.close();
