@@ -14,7 +14,10 @@ import (
 // multiply-adds, into eight float32 lanes and (Q5_1, Q4_1) the min sum;
 // hsumX86 of the lanes plus that sum is the Dot's result. DotRows decodes
 // each weight block as it goes; DotRowsN decodes a row once and sums it
-// against every activation.
+// against every activation. The same drivers run the relaxed-SIMD kernels
+// (relaxed true; q5rows_relaxed_wasm.go), whose activations are prepared
+// by q5PrepRelaxed and need no ratio: their fused multiply-adds are
+// f32x4.relaxed_madd.
 
 //go:noescape
 func q5Prep(dst, src *byte, tab *float32, nb, ysize int)
@@ -98,8 +101,9 @@ func q5Result(acc []float32, mins bool) float32 {
 }
 
 // dotRowsQ5 is the DotRows kernel of Q5_0, Q5_1 and Q4_1: the activation
-// prepared once, then q5RowsPerCall rows per asm call.
-func dotRowsQ5(t Type, n int, w, act []byte, out []float32) {
+// prepared once, then q5RowsPerCall rows per asm call (the relaxed-SIMD
+// kernels where relaxed).
+func dotRowsQ5(t Type, relaxed bool, n int, w, act []byte, out []float32) {
 	xsize, ysize, mins, dot := q5Format(t)
 	nb := n / qk
 	rowBytes := nb * xsize
@@ -110,16 +114,23 @@ func dotRowsQ5(t Type, n int, w, act []byte, out []float32) {
 	w, act = w[:len(out)*rowBytes], act[:nb*ysize]
 	tab := &fp16ToFP32Table[0]
 	var yp [q5MaxBlocks * q5Block]byte
-	q5Prep(&yp[0], &act[0], tab, nb, ysize)
-	ry := q5Ratio(yp[:nb*q5Block])
+	var ry float64
+	if relaxed {
+		q5PrepRelaxed(&yp[0], &act[0], tab, nb, ysize)
+	} else {
+		q5Prep(&yp[0], &act[0], tab, nb, ysize)
+		ry = q5Ratio(yp[:nb*q5Block])
+	}
 	var acc [q5RowsPerCall * q5Acc]float32
 	for r := 0; r < len(out); r += q5RowsPerCall {
 		m := min(q5RowsPerCall, len(out)-r)
 		x := &w[r*rowBytes]
-		switch t {
-		case Q5_0:
+		switch {
+		case relaxed:
+			q5RowsRelaxed(t, x, &yp[0], tab, nb, m, &acc[0])
+		case t == Q5_0:
 			q5_0RowsF(x, &yp[0], tab, nb, m, &acc[0], ry)
-		case Q5_1:
+		case t == Q5_1:
 			q5_1RowsF(x, &yp[0], tab, nb, m, &acc[0], ry)
 		default:
 			q4_1RowsF(x, &yp[0], tab, nb, m, &acc[0], ry)
@@ -132,8 +143,9 @@ func dotRowsQ5(t Type, n int, w, act []byte, out []float32) {
 
 // dotRowsNQ5 is the DotRowsN kernel of Q5_0, Q5_1 and Q4_1: as many
 // activations prepared at a time as dotRowsNPrep bytes hold (up to
-// MaxDotN), then each row decoded once and summed against all of them.
-func dotRowsNQ5(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+// MaxDotN), then each row decoded once and summed against all of them
+// (by the relaxed-SIMD kernels where relaxed).
+func dotRowsNQ5(t Type, relaxed bool, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	xsize, ysize, mins, dot := q5Format(t)
 	nb := n / qk
 	rowBytes := nb * xsize
@@ -151,15 +163,21 @@ func dotRowsNQ5(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int
 	for len(acts) > 0 {
 		k := min(len(acts), MaxDotN, len(yp)/(nb*q5Block))
 		for i, a := range acts[:k] {
+			if relaxed {
+				q5PrepRelaxed(&yp[i*nb*q5Block], &a[:nb*ysize][0], tab, nb, ysize)
+				continue
+			}
 			q5Prep(&yp[i*nb*q5Block], &a[:nb*ysize][0], tab, nb, ysize)
 			ry[i] = q5Ratio(yp[i*nb*q5Block : (i+1)*nb*q5Block])
 		}
 		for r := range rows {
 			x := &w[r*rowBytes]
-			switch t {
-			case Q5_0:
+			switch {
+			case relaxed:
+				q5RowNRelaxed(t, x, &yp[0], tab, nb, k, &acc[0], &wd[0])
+			case t == Q5_0:
 				q5_0RowNF(x, &yp[0], tab, nb, k, &acc[0], &wd[0], &ry[0])
-			case Q5_1:
+			case t == Q5_1:
 				q5_1RowNF(x, &yp[0], tab, nb, k, &acc[0], &wd[0], &ry[0])
 			default:
 				q4_1RowNF(x, &yp[0], tab, nb, k, &acc[0], &wd[0], &ry[0])
@@ -172,16 +190,16 @@ func dotRowsNQ5(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int
 	}
 }
 
-func dotRowsQ5_0SIMD128(n int, w, act []byte, out []float32) { dotRowsQ5(Q5_0, n, w, act, out) }
-func dotRowsQ5_1SIMD128(n int, w, act []byte, out []float32) { dotRowsQ5(Q5_1, n, w, act, out) }
-func dotRowsQ4_1SIMD128(n int, w, act []byte, out []float32) { dotRowsQ5(Q4_1, n, w, act, out) }
+func dotRowsQ5_0SIMD128(n int, w, act []byte, out []float32) { dotRowsQ5(Q5_0, false, n, w, act, out) }
+func dotRowsQ5_1SIMD128(n int, w, act []byte, out []float32) { dotRowsQ5(Q5_1, false, n, w, act, out) }
+func dotRowsQ4_1SIMD128(n int, w, act []byte, out []float32) { dotRowsQ5(Q4_1, false, n, w, act, out) }
 
 func dotRowsNQ5_0SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	dotRowsNQ5(Q5_0, n, w, acts, outs, at)
+	dotRowsNQ5(Q5_0, false, n, w, acts, outs, at)
 }
 func dotRowsNQ5_1SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	dotRowsNQ5(Q5_1, n, w, acts, outs, at)
+	dotRowsNQ5(Q5_1, false, n, w, acts, outs, at)
 }
 func dotRowsNQ4_1SIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	dotRowsNQ5(Q4_1, n, w, acts, outs, at)
+	dotRowsNQ5(Q4_1, false, n, w, acts, outs, at)
 }

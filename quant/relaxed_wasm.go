@@ -31,6 +31,9 @@ func relaxedTables() []kernelTable {
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
 			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed, dotRowsN: dotRowsNQ4_0Relaxed}},
 			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
+			{Q4_1, kernels{dotRows: dotRowsQ4_1Relaxed, dotRowsN: dotRowsNQ4_1Relaxed}},
+			{Q5_0, kernels{dotRows: dotRowsQ5_0Relaxed, dotRowsN: dotRowsNQ5_0Relaxed}},
+			{Q5_1, kernels{dotRows: dotRowsQ5_1Relaxed, dotRowsN: dotRowsNQ5_1Relaxed}},
 		},
 	}}
 }
