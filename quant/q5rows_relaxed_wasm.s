@@ -3,6 +3,20 @@
 #include "textflag.h"
 #include "simd_wasm.h"
 #include "relaxed_wasm.h"
+
+// The decoding's constants, in V9..V13 (CONSTS).
+#define NIB Get V9
+#define QHIDX0 Get V10
+#define QHIDX1 Get V11
+#define QHBITS Get V12
+#define QH10 Get V13
+#define CONSTS \
+	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V9; \
+	V128Const $0x0000000000000000, $0x0101010101010101; Set V10; \
+	V128Const $0x0202020202020202, $0x0303030303030303; Set V11; \
+	V128Const $0x8040201008040201, $0x8040201008040201; Set V12; \
+	V128Const $0x1010101010101010, $0x1010101010101010; Set V13
+
 #include "q5rows_wasm.h"
 
 // The relaxed-SIMD DotRows and DotRowsN kernels of Q5_0, Q5_1 and Q4_1
@@ -23,18 +37,19 @@
 // chosen there), and the float32 conversion of a lane (|·| ≤ 4·31·128) is
 // exact. The min terms m·s are added as in q5rows_wasm.s (MINF).
 //
-// The activation is prepared once per call (q5PrepRelaxed): per block 72
-// bytes, its 32 int8 quants, Q5_0's eight int32 offsets, then dy and s as
-// float32. DotRowsN decodes the row once into wd (72 bytes a block: the
-// quants of weights 0..15 and 16..31 as bytes, then dx and m as float32
-// at 64 and 68), then sums it against each activation.
+// The activation is prepared once per call (q5PrepRelaxed): per block 80
+// bytes (blocks 16-byte aligned), its 32 int8 quants, Q5_0's eight int32
+// offsets, then dy and s as float32. DotRowsN decodes the row once into
+// wd (80 bytes a block: the quants of weights 0..15 and 16..31 as bytes,
+// then dx and m as float32 at 64 and 68), then sums it against each
+// activation.
 //
 // register use: R0 weight block, R1 decoded block (wd), R11 prepared
 // activation block, R2 blocks left, R13 rows (activations) left, R3 the
 // output, R12 the fp16 table; V1, V6 decoding scratch, V5, V7 the quants
 // of weights 0..15 and 16..31, V2, V3 the lanes as float32, V8 d·dy (an
 // f32x4 splat), V0, V4 the accumulators of lanes 0..3 and 4..7, F1 the min
-// sum.
+// sum, V9..V13 the decoding's constants.
 
 // MADDR is f32x4.relaxed_madd(a, b, c) on the stack (c on top): a·b + c,
 // fused where the engine fuses it.
@@ -75,6 +90,7 @@
 	I64Load out+40(FP); Set R3; \
 	I64Load tab+16(FP); Set R12; \
 	I64Load rows+32(FP); Set R13; \
+	CONSTS; \
 	Loop; \
 		I64Load yp+8(FP); Set R11; \
 		I64Load nb+24(FP); Set R2; \
@@ -84,7 +100,7 @@
 			FMA8R(PY(0); Get V5; OFF(32); RDOTADD, PY(16); Get V7; OFF(48); RDOTADD, TABAT(R0, 0); DYAT; F32Mul); \
 			MIN; \
 			ADD(R0, xsize); \
-			ADD(R11, 72); \
+			ADD(R11, 80); \
 			COUNTDOWN(R2); \
 		End; \
 		STOREACC; \
@@ -101,6 +117,7 @@
 	I64Load wd+48(FP); Set R1; \
 	I64Load tab+16(FP); Set R12; \
 	I64Load nb+24(FP); Set R2; \
+	CONSTS; \
 	Loop; \
 		DEC; \
 		Get R1; I32WrapI64; Get V5; V128Store $0, $0; \
@@ -108,7 +125,7 @@
 		Get R1; I32WrapI64; TABAT(R0, 0); F32Store $64; \
 		DM; \
 		ADD(R0, xsize); \
-		ADD(R1, 72); \
+		ADD(R1, 80); \
 		COUNTDOWN(R2); \
 	End; \
 	I64Load yp+8(FP); Set R11; \
@@ -121,8 +138,8 @@
 		Loop; \
 			FMA8R(PY(0); PW(0); OFF(32); RDOTADD, PY(16); PW(16); OFF(48); RDOTADD, Get R1; I32WrapI64; F32Load $64; DYAT; F32Mul); \
 			MIN; \
-			ADD(R1, 72); \
-			ADD(R11, 72); \
+			ADD(R1, 80); \
+			ADD(R11, 80); \
 			COUNTDOWN(R2); \
 		End; \
 		STOREACC; \
@@ -132,7 +149,7 @@
 
 // func q5PrepRelaxed(dst, src *byte, tab *float32, nb, ysize int)
 // prepares the nb Q8_0 (ysize 34) or Q8_1 (36) activation blocks at src
-// into 72 bytes each at dst: the 32 int8 quants (the last 32 bytes of a
+// into 80 bytes each at dst: the 32 int8 quants (the last 32 bytes of a
 // block), the eight int32 -16·Σ y over each four of them (Q5_0's offsets),
 // then the float32 of the block's d and of the fp16 at 2 (Q8_1's s).
 TEXT ·q5PrepRelaxed(SB), NOSPLIT, $0-40
@@ -156,7 +173,7 @@ TEXT ·q5PrepRelaxed(SB), NOSPLIT, $0-40
 		Get R11; I32WrapI64; TABAT(R0, 0); F32Store $64
 		Get R11; I32WrapI64; TABAT(R0, 2); F32Store $68
 		Get R0; Get R3; I64Add; Set R0
-		ADD(R11, 72)
+		ADD(R11, 80)
 		COUNTDOWN(R2)
 	End
 	End

@@ -44,6 +44,10 @@ func q4_1RowNF(x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte, ry 
 // block: 32 int16, then two float32 (dy and s, or dx and m).
 const q5Block = 72
 
+// q5BlockRelaxed is the bytes of a block prepared or decoded for the
+// relaxed-SIMD kernels (q5rows_relaxed_wasm.s).
+const q5BlockRelaxed = 80
+
 // q5MaxBlocks is the longest row (in blocks) the kernels prepare on the
 // stack; longer rows take the Dot.
 const q5MaxBlocks = dotRowsMaxCols / qk
@@ -113,7 +117,7 @@ func dotRowsQ5(t Type, relaxed bool, n int, w, act []byte, out []float32) {
 	}
 	w, act = w[:len(out)*rowBytes], act[:nb*ysize]
 	tab := &fp16ToFP32Table[0]
-	var yp [q5MaxBlocks * q5Block]byte
+	var yp [q5MaxBlocks * q5BlockRelaxed]byte
 	var ry float64
 	if relaxed {
 		q5PrepRelaxed(&yp[0], &act[0], tab, nb, ysize)
@@ -157,14 +161,18 @@ func dotRowsNQ5(t Type, relaxed bool, n int, w []byte, acts [][]byte, outs [][]f
 	w = w[:rows*rowBytes]
 	tab := &fp16ToFP32Table[0]
 	var yp [dotRowsNPrep]byte
-	var wd [q5MaxBlocks * q5Block]byte
+	var wd [q5MaxBlocks * q5BlockRelaxed]byte
 	var acc [MaxDotN * q5Acc]float32
 	var ry [MaxDotN]float64
+	blk := q5Block
+	if relaxed {
+		blk = q5BlockRelaxed
+	}
 	for len(acts) > 0 {
-		k := min(len(acts), MaxDotN, len(yp)/(nb*q5Block))
+		k := min(len(acts), MaxDotN, len(yp)/(nb*blk))
 		for i, a := range acts[:k] {
 			if relaxed {
-				q5PrepRelaxed(&yp[i*nb*q5Block], &a[:nb*ysize][0], tab, nb, ysize)
+				q5PrepRelaxed(&yp[i*nb*blk], &a[:nb*ysize][0], tab, nb, ysize)
 				continue
 			}
 			q5Prep(&yp[i*nb*q5Block], &a[:nb*ysize][0], tab, nb, ysize)

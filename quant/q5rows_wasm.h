@@ -4,15 +4,25 @@
 // block (wd), R11 the prepared activation block (dy as float32 at +64, s at
 // +68), R12 fp16ToFP32Table; V1, V6 decoding scratch.
 
-// HIBITS pushes 0x10 in the bytes of the 16 weights (from 16h) whose 5th
-// bit is set (qh splat in V1), as q5_wasm.s.
-#define HIBITS(h) \
-	Get V1; V128Const $(0x0000000000000000+0x0202020202020202*h), $(0x0101010101010101+0x0202020202020202*h); I8x16Swizzle; \
-	V128Const $0x7fbfdfeff7fbfdfe, $0x7fbfdfeff7fbfdfe; V128Or; \
-	V128Const $-1, $-1; I8x16Eq; \
-	V128Const $0x1010101010101010, $0x1010101010101010; V128And
-
+// NIB, QHIDX0, QHIDX1, QHBITS and QH10 push the constants of the decoding
+// (0x0f bytes; the swizzles that spread qh's bytes 0, 1 and 2, 3 over
+// eight bytes each; each byte's bit; 0x10 bytes): here v128.const, unless
+// the including file defined them first (the relaxed kernels keep them in
+// registers).
+#ifndef NIB
 #define NIB V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
+#define QHIDX0 V128Const $0x0000000000000000, $0x0101010101010101
+#define QHIDX1 V128Const $0x0202020202020202, $0x0303030303030303
+#define QHBITS V128Const $0x8040201008040201, $0x8040201008040201
+#define QH10 V128Const $0x1010101010101010, $0x1010101010101010
+#endif
+
+// HIBITS pushes 0x10 in the bytes of the 16 weights whose 5th bit is set
+// (qh splat in V1; idx QHIDX0 for weights 0..15, QHIDX1 for 16..31): qh's
+// bytes spread over eight bytes each (i8x16.swizzle), each byte's own bit
+// kept and compared with that bit, as ggml's bytes_from_bits_32.
+#define HIBITS(idx) \
+	Get V1; idx; I8x16Swizzle; QHBITS; V128And; QHBITS; I8x16Eq; QH10; V128And
 
 // DEC5U(qh, qs) sets V5 and V7 to the unsigned 5-bit quants (0..31, one a
 // byte) of weights 0..15 and 16..31 of the Q5_0 or Q5_1 block at R0 (its
@@ -21,8 +31,8 @@
 #define DEC5U(qh, qs) \
 	Get R0; I32WrapI64; V128Load $(qs); Set V6; \
 	Get R0; I32WrapI64; I32Load $(qh); I32x4Splat; Set V1; \
-	Get V6; NIB; V128And; HIBITS(0); V128Or; Set V5; \
-	Get V6; I32Const $4; I8x16ShrU; HIBITS(1); V128Or; Set V7
+	Get V6; NIB; V128And; HIBITS(QHIDX0); V128Or; Set V5; \
+	Get V6; I32Const $4; I8x16ShrU; HIBITS(QHIDX1); V128Or; Set V7
 #define DEC50 \
 	DEC5U(2, 6); \
 	Get V5; I32Const $16; I8x16Splat; I8x16Sub; Set V5; \
