@@ -13,6 +13,10 @@ func q5RowsRelaxed(t Type, x, yp *byte, tab *float32, nb, rows int, out *float32
 	panic("quant: relaxed-SIMD kernel outside the relaxedsimd build")
 }
 
-func q5RowNRelaxed(t Type, x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte) {
+func q5PrepQuadRelaxed(dst *byte, ys *[4]*byte, tab *float32, nb, ysize int) {
+	panic("quant: relaxed-SIMD kernel outside the relaxedsimd build")
+}
+
+func q5RowNRelaxed(t Type, x, yp *byte, tab *float32, nb, quads int, out *float32, wd *byte) {
 	panic("quant: relaxed-SIMD kernel outside the relaxedsimd build")
 }

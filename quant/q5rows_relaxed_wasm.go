@@ -21,13 +21,16 @@ func q5_1RowsRelaxed(x, yp *byte, tab *float32, nb, rows int, out *float32)
 func q4_1RowsRelaxed(x, yp *byte, tab *float32, nb, rows int, out *float32)
 
 //go:noescape
-func q5_0RowNRelaxed(x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte)
+func q5PrepQuadRelaxed(dst *byte, ys *[4]*byte, tab *float32, nb, ysize int)
 
 //go:noescape
-func q5_1RowNRelaxed(x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte)
+func q5_0RowNRelaxed(x, yp *byte, tab *float32, nb, quads int, out *float32, wd *byte)
 
 //go:noescape
-func q4_1RowNRelaxed(x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte)
+func q5_1RowNRelaxed(x, yp *byte, tab *float32, nb, quads int, out *float32, wd *byte)
+
+//go:noescape
+func q4_1RowNRelaxed(x, yp *byte, tab *float32, nb, quads int, out *float32, wd *byte)
 
 // q5RowsRelaxed sums rows rows of type t at x against the activation
 // prepared at yp (q5PrepRelaxed), as q5_0RowsF and its twins.
@@ -42,16 +45,16 @@ func q5RowsRelaxed(t Type, x, yp *byte, tab *float32, nb, rows int, out *float32
 	}
 }
 
-// q5RowNRelaxed sums the row of type t at x against the k activations
-// prepared at yp, as q5_0RowNF and its twins.
-func q5RowNRelaxed(t Type, x, yp *byte, tab *float32, nb, k int, out *float32, wd *byte) {
+// q5RowNRelaxed sums the row of type t at x against the quads prepared
+// at yp (q5PrepQuadRelaxed), quad q's sums at out+36q (q5ResultQuad).
+func q5RowNRelaxed(t Type, x, yp *byte, tab *float32, nb, quads int, out *float32, wd *byte) {
 	switch t {
 	case Q5_0:
-		q5_0RowNRelaxed(x, yp, tab, nb, k, out, wd)
+		q5_0RowNRelaxed(x, yp, tab, nb, quads, out, wd)
 	case Q5_1:
-		q5_1RowNRelaxed(x, yp, tab, nb, k, out, wd)
+		q5_1RowNRelaxed(x, yp, tab, nb, quads, out, wd)
 	default:
-		q4_1RowNRelaxed(x, yp, tab, nb, k, out, wd)
+		q4_1RowNRelaxed(x, yp, tab, nb, quads, out, wd)
 	}
 }
 

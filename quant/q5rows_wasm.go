@@ -52,6 +52,37 @@ const q5BlockRelaxed = 80
 // stack; longer rows take the Dot.
 const q5MaxBlocks = dotRowsMaxCols / qk
 
+// q5QuadBytes is the bytes of a quad block prepared for the relaxed-SIMD
+// DotRowsN kernels (q5PrepQuadRelaxed) from Q8_0 (ysize 34: with Q5_0's
+// offsets) or Q8_1 activations.
+func q5QuadBytes(ysize int) int {
+	if ysize == q8_0Bytes {
+		return 288
+	}
+	return 160
+}
+
+// q5WdRelaxed is the bytes of a weight block decoded for them.
+const q5WdRelaxed = 144
+
+// q5QuadAcc is the room of a quad's sums in their results: the eight
+// lanes, then the min sums, each a vector of the four activations.
+const q5QuadAcc = 36
+
+// q5ResultQuad is q5Result of activation l of a quad whose sums are acc.
+func q5ResultQuad(acc []float32, l int, mins bool) float32 {
+	acc = acc[:q5QuadAcc]
+	var lanes [8]float32
+	for k := range lanes {
+		lanes[k] = acc[4*k+l]
+	}
+	s := hsumX86(&lanes)
+	if mins {
+		s += acc[32+l]
+	}
+	return s
+}
+
 // q5Acc is the room of one row's (or activation's) sums: 8 lanes, the
 // min sum, padding.
 const q5Acc = 12
@@ -147,8 +178,10 @@ func dotRowsQ5(t Type, relaxed bool, n int, w, act []byte, out []float32) {
 
 // dotRowsNQ5 is the DotRowsN kernel of Q5_0, Q5_1 and Q4_1: as many
 // activations prepared at a time as dotRowsNPrep bytes hold (up to
-// MaxDotN), then each row decoded once and summed against all of them
-// (by the relaxed-SIMD kernels where relaxed).
+// MaxDotN), then each row decoded once and summed against all of them.
+// The relaxed-SIMD kernels (relaxed) take the activations four at a time
+// in the lanes of a vector (quads, q5PrepQuadRelaxed; a short quad repeats
+// its last activation), rows up to q5QuadMaxBlocks blocks long.
 func dotRowsNQ5(t Type, relaxed bool, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	xsize, ysize, mins, dot := q5Format(t)
 	nb := n / qk
@@ -157,32 +190,43 @@ func dotRowsNQ5(t Type, relaxed bool, n int, w []byte, acts [][]byte, outs [][]f
 		matMul(dot, n, rowBytes, w, acts, outs, at)
 		return
 	}
+	qb := q5QuadBytes(ysize)
+	relaxed = relaxed && nb <= dotRowsNPrep/qb
 	rows := len(w) / rowBytes
 	w = w[:rows*rowBytes]
 	tab := &fp16ToFP32Table[0]
 	var yp [dotRowsNPrep]byte
-	var wd [q5MaxBlocks * q5BlockRelaxed]byte
+	var wd [q5MaxBlocks * q5WdRelaxed]byte
 	var acc [MaxDotN * q5Acc]float32
 	var ry [MaxDotN]float64
-	blk := q5Block
-	if relaxed {
-		blk = q5BlockRelaxed
-	}
 	for len(acts) > 0 {
-		k := min(len(acts), MaxDotN, len(yp)/(nb*blk))
-		for i, a := range acts[:k] {
-			if relaxed {
-				q5PrepRelaxed(&yp[i*nb*blk], &a[:nb*ysize][0], tab, nb, ysize)
-				continue
+		var k, quads int
+		if relaxed {
+			quads = min((len(acts)+3)/4, MaxDotN/4, len(yp)/(nb*qb))
+			k = min(len(acts), 4*quads)
+			for q := range quads {
+				var ys [4]*byte
+				for l := range ys {
+					ys[l] = &acts[min(4*q+l, k-1)][:nb*ysize][0]
+				}
+				q5PrepQuadRelaxed(&yp[q*nb*qb], &ys, tab, nb, ysize)
 			}
-			q5Prep(&yp[i*nb*q5Block], &a[:nb*ysize][0], tab, nb, ysize)
-			ry[i] = q5Ratio(yp[i*nb*q5Block : (i+1)*nb*q5Block])
+		} else {
+			k = min(len(acts), MaxDotN, len(yp)/(nb*q5Block))
+			for i, a := range acts[:k] {
+				q5Prep(&yp[i*nb*q5Block], &a[:nb*ysize][0], tab, nb, ysize)
+				ry[i] = q5Ratio(yp[i*nb*q5Block : (i+1)*nb*q5Block])
+			}
 		}
 		for r := range rows {
 			x := &w[r*rowBytes]
 			switch {
 			case relaxed:
-				q5RowNRelaxed(t, x, &yp[0], tab, nb, k, &acc[0], &wd[0])
+				q5RowNRelaxed(t, x, &yp[0], tab, nb, quads, &acc[0], &wd[0])
+				for i := range k {
+					outs[i][at+r] = q5ResultQuad(acc[i/4*q5QuadAcc:], i%4, mins)
+				}
+				continue
 			case t == Q5_0:
 				q5_0RowNF(x, &yp[0], tab, nb, k, &acc[0], &wd[0], &ry[0])
 			case t == Q5_1:

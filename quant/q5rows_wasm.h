@@ -6,10 +6,12 @@
 
 // NIB, QHIDX0, QHIDX1, QHBITS and QH10 push the constants of the decoding
 // (0x0f bytes; the swizzles that spread qh's bytes 0, 1 and 2, 3 over
-// eight bytes each; each byte's bit; 0x10 bytes): here v128.const, unless
-// the including file defined them first (the relaxed kernels keep them in
-// registers).
+// eight bytes each; each byte's bit; 0x10 bytes) and QHSWIZZLE is the
+// swizzle: here v128.const and i8x16.swizzle, unless the including file
+// defined them first (the relaxed kernels keep the constants in registers
+// and take i8x16.relaxed_swizzle, exact for indices below 16).
 #ifndef NIB
+#define QHSWIZZLE I8x16Swizzle
 #define NIB V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
 #define QHIDX0 V128Const $0x0000000000000000, $0x0101010101010101
 #define QHIDX1 V128Const $0x0202020202020202, $0x0303030303030303
@@ -22,7 +24,11 @@
 // bytes spread over eight bytes each (i8x16.swizzle), each byte's own bit
 // kept and compared with that bit, as ggml's bytes_from_bits_32.
 #define HIBITS(idx) \
-	Get V1; idx; I8x16Swizzle; QHBITS; V128And; QHBITS; I8x16Eq; QH10; V128And
+	Get V1; idx; QHSWIZZLE; QHBITS; V128And; QHBITS; I8x16Eq; QH10; V128And
+
+// HINIB pushes the high nibbles of the bytes of v (i16x8.shr_u and a mask:
+// i8x16.shr_u has no x86 instruction).
+#define HINIB(v) Get v; I32Const $4; I16x8ShrU; NIB; V128And
 
 // DEC5U(qh, qs) sets V5 and V7 to the unsigned 5-bit quants (0..31, one a
 // byte) of weights 0..15 and 16..31 of the Q5_0 or Q5_1 block at R0 (its
@@ -32,7 +38,7 @@
 	Get R0; I32WrapI64; V128Load $(qs); Set V6; \
 	Get R0; I32WrapI64; I32Load $(qh); I32x4Splat; Set V1; \
 	Get V6; NIB; V128And; HIBITS(QHIDX0); V128Or; Set V5; \
-	Get V6; I32Const $4; I8x16ShrU; HIBITS(QHIDX1); V128Or; Set V7
+	HINIB(V6); HIBITS(QHIDX1); V128Or; Set V7
 #define DEC50 \
 	DEC5U(2, 6); \
 	Get V5; I32Const $16; I8x16Splat; I8x16Sub; Set V5; \
@@ -41,7 +47,7 @@
 #define DEC41 \
 	Get R0; I32WrapI64; V128Load $4; Set V6; \
 	Get V6; NIB; V128And; Set V5; \
-	Get V6; I32Const $4; I8x16ShrU; Set V7
+	HINIB(V6); Set V7
 
 // TABAT pushes the float32 of the fp16 at r+off (R12 fp16ToFP32Table).
 #define TABAT(r, off) Get R12; Get r; I32WrapI64; I64Load16U $(off); I64Const $2; I64Shl; I64Add; I32WrapI64; F32Load $0

@@ -16,9 +16,12 @@ package quant
 // DotRowsN, which measured as fast or faster (relaxed_wasm.s); Q4_0 has a
 // relaxed DotRows (rows4_relaxed_wasm.s) and DotRowsN (relaxedn_wasm.go),
 // Q8_0 a relaxed DotRows (rows4_relaxed_wasm.s: the activation's signs
-// moved onto the weights, its magnitudes the i7 operand). No
-// float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
-// the engine's choice, and the results must be the reference's bits.
+// moved onto the weights, its magnitudes the i7 operand). Q4_1, Q5_0 and
+// Q5_1 have relaxed DotRows and DotRowsN (q5rows_relaxed_wasm.go) whose
+// fused multiply-adds (ggml's x86 order) are f32x4.relaxed_madd: whether
+// it rounds once or twice is the engine's choice, and their results are
+// the reference's bits only where it rounds once (web/picolm.js chooses
+// the relaxed build only there).
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four

@@ -37,14 +37,16 @@ var (
 
 func TestPatch(t *testing.T) {
 	swizzle := []byte{0xfd, 0x80, 0x01, 0x02} // i8x16.relaxed_swizzle as Go writes it
-	code := cat([]byte{0x20, 0x00}, markerBytes, wrongDot, wrongDot, markerBytes, swizzle, []byte{0x0b})
+	madd := []byte{0xfd, 0x85, 0x01, 0x02}    // f32x4.relaxed_madd (0xFD 0x105) as Go writes it
+	code := cat([]byte{0x20, 0x00}, markerBytes, wrongDot, wrongDot, markerBytes, swizzle, markerBytes, madd, []byte{0x0b})
 	data := cat(markerBytes, wrongDot)
 	mod := module(data, code)
 	n, err := patch(mod)
-	if err != nil || n != 2 {
-		t.Fatalf("patch: %d, %v; want 2, nil", n, err)
+	if err != nil || n != 3 {
+		t.Fatalf("patch: %d, %v; want 3, nil", n, err)
 	}
-	want := module(data, cat([]byte{0x20, 0x00}, nops, rightDot, wrongDot, nops, []byte{0xfd, 0x80, 0x02, 0x01}, []byte{0x0b}))
+	want := module(data, cat([]byte{0x20, 0x00}, nops, rightDot, wrongDot, nops, []byte{0xfd, 0x80, 0x02, 0x01},
+		nops, []byte{0xfd, 0x85, 0x02, 0x01}, []byte{0x0b}))
 	if !bytes.Equal(mod, want) {
 		t.Fatalf("patched\n% x\nwant\n% x", mod, want)
 	}

@@ -48,17 +48,20 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     const unpatched = await tp.evaluate((u) => window.runTest(u, []), `${server.url}build/quant-relaxed.test.raw.wasm`);
     assert.equal(unpatched.valid, false, "Go's encoding of the relaxed ops does not validate");
     const run = ["TestKernelTables", "TestTableTwins", "TestDotTwinsRandom", "TestDotNRandom", "TestDotTwinsManyBlocks",
-      "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths"];
+      "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths",
+      "TestMatVecX86Midpoint"];
     const r = await tp.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
     assert.equal(r.valid, true);
     assert.equal(r.code, 0, r.output.slice(-4000));
     assert.match(r.output, /platform tables: SIMD128, relaxed SIMD\n/);
-    for (const f of ["Q4_K", "Q6_K", "Q4_0", "Q8_0"]) assert.match(r.output, new RegExp(`--- PASS: TestTableTwins/relaxed_SIMD/${f} `), f);
+    for (const f of ["Q4_K", "Q6_K", "Q4_0", "Q8_0", "Q4_1", "Q5_0", "Q5_1"]) assert.match(r.output, new RegExp(`--- PASS: TestTableTwins/relaxed_SIMD/${f} `), f);
     assert.match(r.output, /--- PASS: TestDotTwinsRandom\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestMatVecTwins/);
     assert.match(r.output, /--- PASS: TestMatMulManyRows\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestMatVecQ8_0Signs\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestQ8_0RelaxedPaths /);
+    // Q4_1, Q5_0 and Q5_1 make ggml's fused multiply-adds with f32x4.relaxed_madd
+    assert.match(r.output, /--- PASS: TestMatVecX86Midpoint\/Go\+SIMD128\+relaxed_SIMD /);
     assert.doesNotMatch(r.output, /--- (FAIL|SKIP): .*relaxed/);
   } finally {
     await tp.close();
