@@ -55,8 +55,8 @@ func (simdVec) accumulateF16(out, w []float32, values []uint16, hd, stride, n in
 	accumulateF16SIMD128(out, w, values, hd, stride, n)
 }
 func (simdVec) expShift(x []float32, m float32, sum float64) float64 {
-	return expShiftSIMD128(x, m, sum)
+	return expShiftWasm(x, m, sum)
 }
-func (simdVec) swiglu(gate, up []float32)                       { swigluSIMD128(gate, up) }
+func (simdVec) swiglu(gate, up []float32)                       { swigluWasm(gate, up) }
 func (simdVec) roundFP16(x []float32, scale float32)            { roundFP16SIMD128(x, scale) }
 func (simdVec) quantizeAct(dst []byte, src []float32, size int) { quantizeActSIMD128(dst, src, size) }

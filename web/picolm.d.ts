@@ -44,8 +44,12 @@ export class AbortError extends PicoLMError {
 /** The engine builds: relaxed-SIMD kernels, or SIMD128 (loads everywhere). */
 export type Build = "relaxed" | "simd128";
 export const BUILDS: readonly Build[];
-/** The build this browser runs (wasmBuild() of picolm.js). */
+/** The build this browser runs (wasmBuild() of picolm.js): "relaxed" where relaxedProbe() finds the relaxed dot right and relaxed_madd fused. */
 export function wasmBuild(): Build;
+/** What this engine's relaxed SIMD computes: the relaxed dot of ones (4 where right) and a multiply-add (2^-24 where fused); null without relaxed SIMD. */
+export function relaxedProbe(): { dot: number; madd: number } | null;
+/** The build wasmBuild() picks for a relaxedProbe() result. */
+export function buildForProbe(probe: { dot: number; madd: number } | null): Build;
 /** Whether a model can be split over Workers here (cross-origin isolated, SharedArrayBuffer). */
 export function canSplit(): boolean;
 /** The Workers a model is split over by default: 2 when canSplit() and 2+ cores, else 1. */

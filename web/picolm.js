@@ -76,35 +76,67 @@ export function defaultWorkers() {
   return canSplit() ? Math.max(1, Math.min(navigator.hardwareConcurrency || 1, MAX_WORKERS)) : 1;
 }
 
-// RELAXED_PROBE is a module whose one function computes
-// i32x4.relaxed_dot_i8x16_i7x16_add_s (of three zero vectors): it validates
-// only where the engine has relaxed SIMD.
-const RELAXED_PROBE = new Uint8Array([
-  0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-  1, 5, 1, 0x60, 0, 1, 0x7b, // type: () -> v128
-  3, 2, 1, 0, // one function of that type
-  10, 61, 1, 59, 0, // code: one body of 59 bytes, no locals
-  0xfd, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // v128.const 0
-  0xfd, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-  0xfd, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-  0xfd, 0x93, 2, // i32x4.relaxed_dot_i8x16_i7x16_add_s
-  0x0b,
-]);
+// RELAXED_PROBE is a module of two functions that compute with relaxed
+// SIMD what the relaxed build needs to hold: "dot" is lane 0 of
+// i32x4.relaxed_dot_i8x16_i7x16_add_s(ones, ones, zeros), 4 where the engine
+// implements it right (Node 20's old implementation gives 8); "madd" is lane
+// 0 of f32x4.relaxed_madd(a, a, c) with a = 1+2^-12 and c = -(1+2^-11): a·a
+// is 1 + 2^-11 + 2^-24, so the result is 2^-24 where the multiply-add is
+// fused and 0 where the product is rounded first (the relaxed build's
+// kernels reproduce ggml's fused multiply-adds with it). The module
+// validates only where the engine has relaxed SIMD.
+const RELAXED_PROBE = (() => {
+  const v128 = (bytes) => [0xfd, 12, ...bytes]; // v128.const
+  const f32x4 = (bits) => v128([0, 1, 2, 3].flatMap(() => [bits & 0xff, (bits >>> 8) & 0xff, (bits >>> 16) & 0xff, bits >>> 24]));
+  const dot = [0, ...v128(new Array(16).fill(1)), ...v128(new Array(16).fill(1)), ...v128(new Array(16).fill(0)),
+    0xfd, 0x93, 2, // i32x4.relaxed_dot_i8x16_i7x16_add_s
+    0xfd, 27, 0, 0x0b]; // i32x4.extract_lane 0; end
+  const madd = [0, ...f32x4(0x3f800800), ...f32x4(0x3f800800), ...f32x4(0xbf801000),
+    0xfd, 0x85, 2, // f32x4.relaxed_madd
+    0xfd, 31, 0, 0x0b]; // f32x4.extract_lane 0; end
+  const code = [2, dot.length, ...dot, madd.length, ...madd];
+  return new Uint8Array([
+    0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+    1, 9, 2, 0x60, 0, 1, 0x7f, 0x60, 0, 1, 0x7d, // types: () -> i32, () -> f32
+    3, 3, 2, 0, 1, // two functions
+    7, 14, 2, 3, 0x64, 0x6f, 0x74, 0, 0, 4, 0x6d, 0x61, 0x64, 0x64, 0, 1, // exports "dot", "madd"
+    10, code.length, ...code,
+  ]);
+})();
+
+/**
+ * What this engine's relaxed SIMD computes (see RELAXED_PROBE): {dot, madd},
+ * or null where it has no relaxed SIMD.
+ */
+export function relaxedProbe() {
+  try {
+    if (!WebAssembly.validate(RELAXED_PROBE)) return null;
+    const { dot, madd } = new WebAssembly.Instance(new WebAssembly.Module(RELAXED_PROBE)).exports;
+    return { dot: dot(), madd: madd() };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The build for what relaxedProbe() found: "relaxed" where the relaxed dot
+ * is right and relaxed_madd fused, else "simd128".
+ */
+export function buildForProbe(probe) {
+  return probe && probe.dot === 4 && probe.madd === 2 ** -24 ? "relaxed" : "simd128";
+}
 
 /** The builds of the engine: "relaxed" (relaxed-SIMD kernels) and "simd128" (loads everywhere else). */
 export const BUILDS = ["relaxed", "simd128"];
 
 /**
- * The engine build this browser runs: "relaxed" where WebAssembly.validate
- * accepts a relaxed-SIMD module (Chromium, Firefox), else "simd128" (Safari
- * rejects any module with a relaxed op). Both compute the same bits.
+ * The engine build this browser runs: "relaxed" where the engine has relaxed
+ * SIMD and computes the probe right (Chromium and Firefox on x86 with FMA or
+ * on Arm), else "simd128" (Safari rejects any module with a relaxed op).
+ * Both compute the same bits.
  */
 export function wasmBuild() {
-  try {
-    return WebAssembly.validate(RELAXED_PROBE) ? "relaxed" : "simd128";
-  } catch {
-    return "simd128";
-  }
+  return buildForProbe(relaxedProbe());
 }
 
 // buildFor is the build opts.build asks for (default wasmBuild()).

@@ -11,6 +11,8 @@
 // compared on a shared machine. The generation is then run a second time
 // with the prompt already in the KV cache: its CPU time is the generated
 // tokens', and the first run's less that is the prompt's.
+// BENCH_CHROMIUM_ARGS adds Chromium flags (space-separated), such as
+// --js-flags=--perf-basic-prof to profile the run with Linux perf.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { join, dirname } from "node:path";
@@ -33,7 +35,8 @@ const url = await new Promise((resolve, reject) => {
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium", headless: true,
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--enable-precise-memory-info"],
+    "--disable-component-update", "--disable-sync", "--enable-precise-memory-info",
+    ...(process.env.BENCH_CHROMIUM_ARGS || "").split(/\s+/).filter(Boolean)],
 });
 // cpuSeconds sums user + system time of this process's descendants but the
 // server: Chromium's processes (Linux /proc; clock ticks of 1/100 s).

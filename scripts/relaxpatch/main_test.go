@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -68,6 +70,36 @@ func TestPatchRefuses(t *testing.T) {
 	} {
 		if _, err := patch(c.mod); !errors.Is(err, c.err) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.err)
+		}
+	}
+}
+
+// TestMarkedCount: markedCount counts the relaxed instructions of a
+// package's assembly that come right after a marker, and names one that
+// does not (written without quant/relaxed_wasm.h's RELAXED).
+func TestMarkedCount(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want int
+		err  error
+	}{
+		{"I64Const $0x52454c4158454421; Drop; F32x4RelaxedMadd\n\tI64Const $0x52454c4158454421; Drop; I16x8RelaxedDotI8x16I7x16S\n", 2, nil},
+		{"I64Const $0x52454c4158454421; Drop; F32x4RelaxedMadd\n\tI32x4RelaxedDotI8x16I7x16AddS\n", 0, errUnmarked},
+		{"I64Const $1; Drop; F32x4RelaxedMadd\n", 0, errUnmarked},
+	} {
+		dir := t.TempDir()
+		write := func(name, text string) {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("go.mod", "module example.com/k\n\ngo 1.27\n")
+		write("k.go", "package k\n\nfunc f()\n")
+		write("k_wasm.s", "#include \"textflag.h\"\n\nTEXT ·f(SB), NOSPLIT, $0-0\n\t"+c.body+"\tRET\n")
+		t.Chdir(dir)
+		n, err := markedCount(".", "")
+		if n != c.want || !errors.Is(err, c.err) {
+			t.Errorf("%q: %d, %v; want %d, %v", c.body, n, err, c.want, c.err)
 		}
 	}
 }

@@ -35,6 +35,12 @@ test("Chromium computes the relaxed dot right, and both builds are there", async
   assert.ok(existsSync(join(root, "build", "worker-relaxed.wasm")), "scripts/serve.sh built build/worker-relaxed.wasm");
 });
 
+test("picolm.js's probe finds the relaxed dot right and relaxed_madd fused, and picks simd128 where either is not", async () => {
+  const p = await page.evaluate(() => window.probe());
+  assert.deepEqual(p.here, { dot: 4, madd: 2 ** -24 });
+  assert.deepEqual(p.picks, ["simd128", "relaxed", "simd128", "simd128"]);
+});
+
 test("the patched quant test binary validates (the unpatched one does not) and its relaxed kernels pass the twin tests", async () => {
   const env = { ...process.env, GOOS: "js", GOARCH: "wasm", GOEXPERIMENT: "simd" }; // GOTOOLCHAIN from scripts/test-browser.sh
   const raw = join(root, "build", "quant-relaxed.test.raw.wasm"), patched = join(root, "build", "quant-relaxed.test.wasm");
@@ -49,7 +55,7 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.equal(unpatched.valid, false, "Go's encoding of the relaxed ops does not validate");
     const run = ["TestKernelTables", "TestTableTwins", "TestDotTwinsRandom", "TestDotNRandom", "TestDotTwinsManyBlocks",
       "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths",
-      "TestMatVecX86Midpoint"];
+      "TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes", "TestExpRelaxedFallback", "TestMatVecX86Midpoint"];
     const r = await tp.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
     assert.equal(r.valid, true);
     assert.equal(r.code, 0, r.output.slice(-4000));
@@ -60,6 +66,8 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.match(r.output, /--- PASS: TestMatMulManyRows\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestMatVecQ8_0Signs\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestQ8_0RelaxedPaths /);
+    for (const f of ["TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes"]) assert.match(r.output, new RegExp(`--- PASS: ${f}/Go\\+SIMD128\\+relaxed_SIMD `), f);
+    assert.match(r.output, /--- PASS: TestExpRelaxedFallback /);
     // Q4_1, Q5_0 and Q5_1 make ggml's fused multiply-adds with f32x4.relaxed_madd
     assert.match(r.output, /--- PASS: TestMatVecX86Midpoint\/Go\+SIMD128\+relaxed_SIMD /);
     assert.doesNotMatch(r.output, /--- (FAIL|SKIP): .*relaxed/);
