@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "simd_wasm.h"
+#include "q5rows_wasm.h"
 
 // The wasm SIMD128 DotRows and DotRowsN kernels of Q5_0, Q5_1 and Q4_1
 // (q5rows_wasm.go), summed in ggml's x86 order as q5_wasm.s sums them: per
@@ -50,36 +51,6 @@
 // PW pushes the 8 decoded int16 weights at R1+off.
 #define PW(off) Get R1; I32WrapI64; V128Load $(off)
 
-// HIBITS pushes 0x10 in the bytes of the 16 weights (from 16h) whose 5th
-// bit is set (qh splat in V1), as q5_wasm.s.
-#define HIBITS(h) \
-	Get V1; V128Const $(0x0000000000000000+0x0202020202020202*h), $(0x0101010101010101+0x0202020202020202*h); I8x16Swizzle; \
-	V128Const $0x7fbfdfeff7fbfdfe, $0x7fbfdfeff7fbfdfe; V128Or; \
-	V128Const $-1, $-1; I8x16Eq; \
-	V128Const $0x1010101010101010, $0x1010101010101010; V128And
-
-#define NIB V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f
-
-// DEC50, DEC51, DEC41 set V5 and V7 to the quants (int8) of weights 0..15
-// and 16..31 of the block at R0 (V1, V6 scratch).
-#define DEC50 \
-	Get R0; I32WrapI64; V128Load $6; Set V6; \
-	Get R0; I32WrapI64; I32Load $2; I32x4Splat; Set V1; \
-	Get V6; NIB; V128And; HIBITS(0); V128Or; I32Const $16; I8x16Splat; I8x16Sub; Set V5; \
-	Get V6; I32Const $4; I8x16ShrU; HIBITS(1); V128Or; I32Const $16; I8x16Splat; I8x16Sub; Set V7
-#define DEC51 \
-	Get R0; I32WrapI64; V128Load $8; Set V6; \
-	Get R0; I32WrapI64; I32Load $4; I32x4Splat; Set V1; \
-	Get V6; NIB; V128And; HIBITS(0); V128Or; Set V5; \
-	Get V6; I32Const $4; I8x16ShrU; HIBITS(1); V128Or; Set V7
-#define DEC41 \
-	Get R0; I32WrapI64; V128Load $4; Set V6; \
-	Get V6; NIB; V128And; Set V5; \
-	Get V6; I32Const $4; I8x16ShrU; Set V7
-
-// TABAT pushes the float32 of the fp16 at r+off (R12 fp16ToFP32Table).
-#define TABAT(r, off) Get R12; Get r; I32WrapI64; I64Load16U $(off); I64Const $2; I64Shl; I64Add; I32WrapI64; F32Load $0
-
 // LANESD sets V2, V3 to the lanes of the quants in V5, V7 against the
 // prepared activation block; LANESW those of the decoded block at R1.
 #define LANESD \
@@ -91,7 +62,6 @@
 
 // DXDYW sets V8 to the f64x2 splat of float32(dx·dy), dx the decoded
 // block's, dy the prepared activation block's (DYAT).
-#define DYAT Get R11; I32WrapI64; F32Load $64
 #define DXDYW Get R1; I32WrapI64; F32Load $64; DYAT; F32Mul; F64PromoteF32; F64x2Splat; Set V8
 
 // LO and HI push lanes 0, 1 and 2, 3 of v in its low half.
@@ -137,20 +107,6 @@
 	Else; \
 		ROUNDF(V9, V0); ROUNDF(V10, V4); ROUNDF(V11, V14); ROUNDF(V12, V15); \
 	End
-
-// MINF sets F1 to fma32(m, s, F1), m pushed by m (a float32 of an fp16
-// value), s the prepared block's (the float32 of an fp16 too): m·s, a
-// product of two 11-bit significands within float32's range, is exact in
-// float32, so the float32 sum of it is the fused multiply-add (one
-// rounding), and the chain of dependent steps from block to block is one
-// add.
-#define MINF(m) MINFA(m, R11, F1)
-#define MINFA(m, ry, f) \
-	m; Get ry; I32WrapI64; F32Load $68; F32Mul; \
-	Get f; F32Add; Set f
-#define MIND MINF(TABAT(R0, 2))
-#define MINW MINF(Get R1; I32WrapI64; F32Load $68)
-#define NOMIN
 
 // ZACC zeroes the accumulators; STOREACC stores them at R3 as float32
 // (lanes 0..7, then the min sum at +32).
@@ -234,10 +190,6 @@
 		ADD(R3, 48); \
 		COUNTDOWN(R13); \
 	End
-
-// DECM stores the float32 of the block's m at R1+68; NODECM does nothing.
-#define DECM Get R1; I32WrapI64; TABAT(R0, 2); F32Store $68
-#define NODECM
 
 // BLOCKSW(FMA, MIN) sums the decoded row (wd) against the prepared
 // activation at R11 (nb blocks, R11 left past them) into the accumulators.

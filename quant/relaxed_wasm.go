@@ -18,11 +18,14 @@ package quant
 // Q8_0 a relaxed DotRows (rows4_relaxed_wasm.s: the activation's signs
 // moved onto the weights, its magnitudes the i7 operand). IQ4_XS and
 // IQ4_NL (iq4_relaxed_wasm.go; IQ4_NL keeps its SIMD128 Dot) move the
-// activation's signs onto their signed levels the same way, and take their
-// references' fused multiply-adds (fma32) with f32x4.relaxed_madd: the
-// engine may round it once or twice, and web/picolm.js chooses the relaxed
-// build only where a start-up probe finds it fused (Chromium on x86 with
-// FMA3 and on Arm), where it is fma32. No other float kernel uses it.
+// activation's signs onto their signed levels the same way. Q4_1, Q5_0 and
+// Q5_1 have relaxed DotRows and DotRowsN (q5rows_relaxed_wasm.go). These
+// five take their references' fused multiply-adds (fma32, ggml's x86
+// order) with f32x4.relaxed_madd, as do SwiGLU's and softmax's
+// exponentials (exp_relaxed_wasm.go): the engine may round it once or
+// twice, and web/picolm.js chooses the relaxed build only where a start-up
+// probe finds it fused (Chromium on x86 with FMA3 and on Arm), where it is
+// fma32.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four
@@ -37,6 +40,9 @@ func relaxedTables() []kernelTable {
 			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
 			{IQ4_XS, kernels{dot: dotIQ4_XSRelaxed, dotRows: dotRowsIQ4_XSRelaxed, dotRowsN: dotRowsNIQ4_XSRelaxed}},
 			{IQ4_NL, kernels{dotRows: dotRowsIQ4_NLRelaxed, dotRowsN: dotRowsNIQ4_NLRelaxed}},
+			{Q4_1, kernels{dotRows: dotRowsQ4_1Relaxed, dotRowsN: dotRowsNQ4_1Relaxed}},
+			{Q5_0, kernels{dotRows: dotRowsQ5_0Relaxed, dotRowsN: dotRowsNQ5_0Relaxed}},
+			{Q5_1, kernels{dotRows: dotRowsQ5_1Relaxed, dotRowsN: dotRowsNQ5_1Relaxed}},
 		},
 	}}
 }

@@ -47,7 +47,8 @@ func TestPatch(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("patch: %d, %v; want 3, nil", n, err)
 	}
-	want := module(data, cat([]byte{0x20, 0x00}, nops, rightDot, wrongDot, nops, []byte{0xfd, 0x80, 0x02, 0x01}, nops, []byte{0xfd, 0x85, 0x02, 0x01}, []byte{0x0b}))
+	want := module(data, cat([]byte{0x20, 0x00}, nops, rightDot, wrongDot, nops, []byte{0xfd, 0x80, 0x02, 0x01},
+		nops, []byte{0xfd, 0x85, 0x02, 0x01}, []byte{0x0b}))
 	if !bytes.Equal(mod, want) {
 		t.Fatalf("patched\n% x\nwant\n% x", mod, want)
 	}

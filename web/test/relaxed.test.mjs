@@ -56,12 +56,12 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     const run = ["TestKernelTables", "TestTableTwins", "TestDotTwinsRandom", "TestDotNRandom", "TestDotTwinsManyBlocks",
       "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths",
       "TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes", "TestExpRelaxedFallback",
-      "TestIQ4Signs", "TestIQ4RelaxedPaths", "TestMatMul"];
+      "TestIQ4Signs", "TestIQ4RelaxedPaths", "TestMatMul", "TestMatVecX86Midpoint"];
     const r = await tp.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
     assert.equal(r.valid, true);
     assert.equal(r.code, 0, r.output.slice(-4000));
     assert.match(r.output, /platform tables: SIMD128, relaxed SIMD\n/);
-    for (const f of ["Q4_K", "Q6_K", "Q4_0", "Q8_0", "IQ4_XS", "IQ4_NL"]) assert.match(r.output, new RegExp(`--- PASS: TestTableTwins/relaxed_SIMD/${f} `), f);
+    for (const f of ["Q4_K", "Q6_K", "Q4_0", "Q8_0", "IQ4_XS", "IQ4_NL", "Q4_1", "Q5_0", "Q5_1"]) assert.match(r.output, new RegExp(`--- PASS: TestTableTwins/relaxed_SIMD/${f} `), f);
     assert.match(r.output, /--- PASS: TestDotTwinsRandom\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestMatVecTwins/);
     assert.match(r.output, /--- PASS: TestMatMulManyRows\/Go\+SIMD128\+relaxed_SIMD /);
@@ -72,6 +72,8 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     assert.match(r.output, /--- PASS: TestIQ4Signs\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestIQ4RelaxedPaths /);
     assert.match(r.output, /--- PASS: TestMatMul\/Go\+SIMD128\+relaxed_SIMD /);
+    // Q4_1, Q5_0 and Q5_1 make ggml's fused multiply-adds with f32x4.relaxed_madd
+    assert.match(r.output, /--- PASS: TestMatVecX86Midpoint\/Go\+SIMD128\+relaxed_SIMD /);
     assert.doesNotMatch(r.output, /--- (FAIL|SKIP): .*relaxed/);
   } finally {
     await tp.close();
