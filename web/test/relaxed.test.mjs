@@ -83,7 +83,7 @@ test("the patched quant test binary validates (the unpatched one does not) and i
 });
 
 test("the relaxed and SIMD128 builds generate the same tokens, greedy and sampled, on 1 and 2 Workers", async () => {
-  const files = ["synth-small-Q4_K_M.gguf", "synth-small-Q6_K.gguf", "synth-small-Q4_0.gguf", "synth-small-Q8_0.gguf"];
+  const files = ["synth-small-Q4_K_M.gguf", "synth-small-Q6_K.gguf", "synth-small-Q4_0.gguf", "synth-small-Q8_0.gguf", "synth-small-IQ4_XS.gguf"];
   for (const f of files) copyFileSync(join(testdata, "synth", f), join(server.models, f));
   try {
     // A short prompt, and one longer than a prefill batch (16 tokens).
