@@ -16,7 +16,6 @@
 // expfV and calls again after it.
 
 #define SPLAT(c) V128Const $(c), $(c)
-#define MADD RELAXED(F32x4RelaxedMadd)
 
 // EXPV sets V13 to expfV of the lanes of V12 where |n| ≤ 126 (then 2^n is a
 // float32 normal, built from z's bits as ggml's AVX2 form does, and j·2^n
@@ -25,18 +24,18 @@
 //   b = fma(−n, ln2lo, fma(−n, ln2hi, x)); u = b·b
 //   j = fma(fma(fma(c5, b, c4), u, fma(c3, b, c2)), u, fma(c1, b, 1))
 #define EXPV \
-	Get V12; SPLAT(0x3fb8aa3b3fb8aa3b); SPLAT(0x4b4000004b400000); MADD; Set V10; \
+	Get V12; SPLAT(0x3fb8aa3b3fb8aa3b); SPLAT(0x4b4000004b400000); RMADD; Set V10; \
 	Get V10; SPLAT(0x4b4000004b400000); F32x4Sub; Set V11; \
-	Get V11; F32x4Neg; SPLAT(0x3f3172003f317200); Get V12; MADD; Set V13; \
-	Get V11; F32x4Neg; SPLAT(0x35bfbe8e35bfbe8e); Get V13; MADD; Set V13; \
+	Get V11; F32x4Neg; SPLAT(0x3f3172003f317200); Get V12; RMADD; Set V13; \
+	Get V11; F32x4Neg; SPLAT(0x35bfbe8e35bfbe8e); Get V13; RMADD; Set V13; \
 	Get V13; Get V13; F32x4Mul; Set V14; \
-	SPLAT(0x3c0720103c072010); Get V13; SPLAT(0x3d2b9f173d2b9f17); MADD; \
+	SPLAT(0x3c0720103c072010); Get V13; SPLAT(0x3d2b9f173d2b9f17); RMADD; \
 	Get V14; \
-	SPLAT(0x3e2aaf333e2aaf33); Get V13; SPLAT(0x3efffedb3efffedb); MADD; \
-	MADD; \
+	SPLAT(0x3e2aaf333e2aaf33); Get V13; SPLAT(0x3efffedb3efffedb); RMADD; \
+	RMADD; \
 	Get V14; \
-	SPLAT(0x3f7ffff63f7ffff6); Get V13; SPLAT(0x3f8000003f800000); MADD; \
-	MADD; \
+	SPLAT(0x3f7ffff63f7ffff6); Get V13; SPLAT(0x3f8000003f800000); RMADD; \
+	RMADD; \
 	Get V10; I32Const $23; I32x4Shl; SPLAT(0x3f8000003f800000); I32x4Add; \
 	F32x4Mul; Set V13
 

@@ -37,7 +37,7 @@
 // (The relaxed dot's int16 pairs widened by i32x4.dot_i16x8_s with ones
 // instead measured slower in Chromium on x86, AMD EPYC Zen 5: 11.1 against
 // 8.8 GB/s for Q5_0's DotRows.)
-// The fused multiply-adds are f32x4.relaxed_madd (MADDR): it is fused, so
+// The fused multiply-adds are f32x4.relaxed_madd (RMADD): it is fused, so
 // exactly fma32, where the engine fuses it (the relaxedsimd build is only
 // chosen there), and the float32 conversion of a lane (|·| ≤ 4·31·128) is
 // exact. The min terms m·s are added as in q5rows_wasm.s (MINF).
@@ -57,10 +57,6 @@
 // accumulators of lanes 0..3 and 4..7, F1 and F2 their min sums, V9..V13
 // the decoding's constants.
 
-// MADDR is f32x4.relaxed_madd(a, b, c) on the stack (c on top): a·b + c,
-// fused where the engine fuses it.
-#define MADDR RELAXED(F32x4RelaxedMadd)
-
 // PY and PW push the 16 bytes at R11+off and R1+off.
 #define PY(off) Get R11; I32WrapI64; V128Load $(off)
 #define PW(off) Get R1; I32WrapI64; V128Load $(off)
@@ -76,8 +72,8 @@
 #define RBLK(DEC, OFF, MIN) \
 	DEC; \
 	TABAT(R0, 0); Get F3; F32Mul; F32x4Splat; Set V8; \
-	Get V2; Get V5; OFF(32); RDOTADD; F32x4ConvertI32x4S; Get V8; Get V0; MADDR; Set V0; \
-	Get V3; Get V7; OFF(48); RDOTADD; F32x4ConvertI32x4S; Get V8; Get V4; MADDR; Set V4; \
+	Get V2; Get V5; OFF(32); RDOTADD; F32x4ConvertI32x4S; Get V8; Get V0; RMADD; Set V0; \
+	Get V3; Get V7; OFF(48); RDOTADD; F32x4ConvertI32x4S; Get V8; Get V4; RMADD; Set V4; \
 	MIN
 
 // YBLK loads the activation block's quants into V2, V3 and dy into F3.
@@ -185,7 +181,7 @@
 // acc.
 #define LANEQ(k, acc, OFF) \
 	PY(16*(k)); PW(16*(k)); OFF(QOFF+16*(k)); RDOTADD; F32x4ConvertI32x4S; \
-	Get V9; Get acc; MADDR; Set acc
+	Get V9; Get acc; RMADD; Set acc
 
 // MINQ adds m·s of the quad to V8; NOMINQ (Q5_0) does nothing.
 #define MINQ Get R1; I32WrapI64; F32Load $132; F32x4Splat; PY(QS); F32x4Mul; Get V8; F32x4Add; Set V8
