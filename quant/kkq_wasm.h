@@ -1,6 +1,38 @@
 // Macros of the wasm SIMD128 K-quant kernels of q5_k_wasm.s (besides
 // simd_wasm.h's).
 
+// The shifts of the int16 lanes the decoders move bits with (NOSH: none).
+#define SHL4 I32Const $4; I16x8Shl
+#define SHL3 I32Const $3; I16x8Shl
+#define SHL2 I32Const $2; I16x8Shl
+#define SHL1 I32Const $1; I16x8Shl
+#define SHR1 I32Const $1; I16x8ShrU
+#define SHR2 I32Const $2; I16x8ShrU
+#define SHR3 I32Const $3; I16x8ShrU
+#define SHR4 I32Const $4; I16x8ShrU
+#define SHR5 I32Const $5; I16x8ShrU
+#define SHR6 I32Const $6; I16x8ShrU
+#define NOSH
+
+// SCALES3(tmp) sets R7 and R8 to the 16 Q3_K scales of the block at R0
+// (plus 32), a byte each, as q3KScalesVec computes them (R4, tmp
+// scratch).
+#define SCALES3(tmp) \
+	Get R0; I32WrapI64; I64Load $96; Set R4; \
+	Get R0; I32WrapI64; I64Load32U $104; Set tmp; \
+	Get R4; I64Const $0x0f0f0f0f0f0f0f0f; I64And; \
+	Get tmp; Get tmp; I64Const $2; I64ShrU; I64Const $32; I64Shl; I64Or; \
+	I64Const $0x0303030303030303; I64And; I64Const $4; I64Shl; \
+	I64Or; Set R7; \
+	Get R4; I64Const $4; I64ShrU; I64Const $0x0f0f0f0f0f0f0f0f; I64And; \
+	Get tmp; I64Const $4; I64ShrU; Get tmp; I64Const $6; I64ShrU; I64Const $32; I64Shl; I64Or; \
+	I64Const $0x0303030303030303; I64And; I64Const $4; I64Shl; \
+	I64Or; Set R8
+
+// S16(sv, i) pushes int16 lane i of sv in every int16 lane.
+#define S16(sv, i) \
+	Get sv; V128Const $((((2*(i)+1)<<8)|(2*(i)))*0x0001000100010001), $((((2*(i)+1)<<8)|(2*(i)))*0x0001000100010001); I8x16Swizzle
+
 // KTAB(r, off) pushes the float32 value of the fp16 at r+off, looked up
 // in the table at R14 (fp16ToFP32Table).
 #define KTAB(r, off) \
@@ -17,7 +49,16 @@
 // row's accumulators V14, V15 zeroed, its nb blocks of size bytes, then
 // hsumX86 of its accumulators stored at out. R2 counts the blocks, R12
 // walks out, R14 holds tab, R15 counts the rows.
-#define KROWS(size, body) \
+#define KROWS(size, body) KROWSY(size, 544, 4, KNONE, body, KNONE)
+#define KNONE
+
+// KROWSY(size, ystride, ydstride, init, body, fin) is KROWS with the
+// activation's blocks ystride bytes apart and their scales (from the yd
+// argument) ydstride bytes apart, init run at the start of each row and
+// fin at its end, which adds to the pushed float32 result (the relaxed
+// kernels take the Q8_K activation as it is: yp and yd both its first
+// block, both strides 292).
+#define KROWSY(size, ystride, ydstride, init, body, fin) \
 	I64Load x+0(FP); Set R0; \
 	I64Load tab+40(FP); Set R14; \
 	I64Load out+48(FP); Set R12; \
@@ -30,14 +71,15 @@
 		I64Load nb+8(FP); Set R2; \
 		V128Const $0, $0; Set V14; \
 		V128Const $0, $0; Set V15; \
+		init; \
 		Loop; \
 			body; \
 			ADD(R0, size); \
-			ADD(R1, 544); \
-			ADD(R3, 4); \
+			ADD(R1, ystride); \
+			ADD(R3, ydstride); \
 			COUNTDOWN(R2); \
 		End; \
-		Get R12; I32WrapI64; KHSUM8; F32Store $0; \
+		Get R12; I32WrapI64; KHSUM8; fin; F32Store $0; \
 		ADD(R12, 4); \
 		COUNTDOWN(R15); \
 	End; \
@@ -260,3 +302,96 @@
 
 // KST(r, off) stores the accumulators r at R13+off.
 #define KST(r, off) Get R13; I32WrapI64; Get r; V128Store $0, $(off)
+
+// ---- Q5_K (the DotRows kernels: q5_k_wasm.s, relaxedkx_wasm.s) ----
+
+// Q5LO(qv, hv, sh) pushes the low nibbles of qv with their fifth bits
+// from hv moved to bit 4 by sh (a shift of the int16 lanes, or nothing;
+// V6 holds 0x0f bytes, V7 0x10 bytes).
+#define Q5LO(qv, hv, sh) \
+	Get qv; Get V6; V128And; Get hv; sh; Get V7; V128And; V128Or
+
+// Q5HI(qv, hv, sh) is Q5LO for the high nibbles.
+#define Q5HI(qv, hv, sh) \
+	Get qv; I32Const $4; I16x8ShrU; Get V6; V128And; Get hv; sh; Get V7; V128And; V128Or
+
+// Q5MINSLO, Q5MINSHI push the mins splat in V5 (bytes 0..7: m0..m7) as
+// the int16 lanes m0 m0 m1 m1 … m3 m3 and m4 m4 … m7 m7.
+#define Q5MINSLO Get V5; V128Const $0x8001800180008000, $0x8003800380028002; I8x16Swizzle
+#define Q5MINSHI Get V5; V128Const $0x8005800580048004, $0x8007800780068006; I8x16Swizzle
+
+// Q5INIT clears a row's min sums (F17); Q5FIN adds them to its result.
+#define Q5INIT F64Const $0.0; Set F17
+#define Q5FIN Get F17; F32DemoteF64; F32Add
+
+// Q5BLOCK(groups, bsumoff) adds the Q5_K block at R0 against the Q8_K
+// activation block at R1 (its scale at R3, its bsums at R1+bsumoff) to the
+// accumulators V14, V15 and the min sums F17. groups adds the block's
+// int32 lanes (x86 order) to V10, V11, with its scales as bytes in V1 and
+// its qh bytes in V8, V9. The float part is the reference's: d·yd and
+// -yd·dmin in float32, one fused multiply-add per lane (FMA8), and one
+// for the min sums, a float64 sum rounded to float32 unless it is a
+// float32 rounding midpoint (its 29 low bits 1<<28), then by FMAHALF.
+// (Below float32's normal range the float64 sum is exact: every term is a
+// multiple of 2^-149, a float32's or one's times an integer.) F1 holds yd,
+// F18, F19 the min sums' next sum and its product.
+#define Q5BLOCK(groups, bsumoff) \
+	SCALESMINS; \
+	Get R8; I64Const $32; I64Shl; Get R7; I64Or; I64x2Splat; Set V1; \
+	Get R0; I32WrapI64; V128Load $16; Set V8; \
+	Get R0; I32WrapI64; V128Load $32; Set V9; \
+	V128Const $0, $0; Set V10; \
+	V128Const $0, $0; Set V11; \
+	groups; \
+	Get R10; I64Const $32; I64Shl; Get R9; I64Or; I64x2Splat; Set V5; \
+	Q5MINSLO; Get R1; I32WrapI64; V128Load $(bsumoff); I32x4DotI16x8S; \
+	Q5MINSHI; Get R1; I32WrapI64; V128Load $(bsumoff+16); I32x4DotI16x8S; \
+	I32x4Add; Set V5; \
+	Get R3; I32WrapI64; F32Load $0; Set F1; \
+	Get F1; KTAB(R0, 0); F32Mul; F64PromoteF32; F64x2Splat; Set V8; \
+	Get V10; Set V2; \
+	Get V11; Set V3; \
+	FMA8; \
+	Get F1; F32Neg; KTAB(R0, 2); F32Mul; F64PromoteF32; \
+	HSUM(V5); F64ConvertI32S; F64Mul; Set F19; \
+	Get F19; Get F17; F64Add; Set F18; \
+	Get F18; I64ReinterpretF64; I64Const $0x1fffffff; I64And; I64Const $0x10000000; I64Eq; \
+	If; \
+		Get F19; F64x2Splat; Set V9; \
+		Get F17; F64x2Splat; Set V10; \
+		FMAHALF; F32x4ExtractLane $0, $0; F64PromoteF32; Set F17; \
+	Else; \
+		Get F18; F32DemoteF64; F64PromoteF32; Set F17; \
+	End
+
+// ---- Q3_K (the DotRows kernels: q3_k_wasm.s, relaxedkx_wasm.s) ----
+
+// Q3BLOCK(hop, field) adds the Q3_K block at R0 against the activation
+// block at R1 (its scale at R3) to the accumulators V14, V15: its scales
+// (less 32) as int16 lanes in V12 (0..7), V13 (8..15), its hmask bytes
+// through hop (V128Not, or nothing) in V8, V9, its qs bytes of each half in
+// V2, V3, then field(h, s, qsh, hsh, sv) adds field s of half h (the low
+// bits moved to bits 0, 1 by qsh, the high bit to bit 2 by hsh, scales
+// from sv) to the int32 lanes V10 (0..3), V11 (4..7); then yd·d in
+// float32 and one fused multiply-add a lane (FMA8).
+#define Q3BLOCK(hop, field) \
+	SCALES3(R5); \
+	Get R7; I64x2Splat; Get R8; I64x2ReplaceLane $0, $1; V128Const $0x2020202020202020, $0x2020202020202020; I8x16Sub; Set V5; \
+	Get V5; I16x8ExtendLowI8x16S; Set V12; \
+	Get V5; I16x8ExtendHighI8x16S; Set V13; \
+	Get R0; I32WrapI64; V128Load $0; hop; Set V8; \
+	Get R0; I32WrapI64; V128Load $16; hop; Set V9; \
+	Get R0; I32WrapI64; V128Load $32; Set V2; \
+	Get R0; I32WrapI64; V128Load $48; Set V3; \
+	V128Const $0, $0; Set V10; \
+	V128Const $0, $0; Set V11; \
+	field(0, 0, NOSH, SHL2, V12); field(0, 1, SHR2, SHL1, V12); \
+	field(0, 2, SHR4, NOSH, V12); field(0, 3, SHR6, SHR1, V12); \
+	Get R0; I32WrapI64; V128Load $64; Set V2; \
+	Get R0; I32WrapI64; V128Load $80; Set V3; \
+	field(1, 0, NOSH, SHR2, V13); field(1, 1, SHR2, SHR3, V13); \
+	field(1, 2, SHR4, SHR4, V13); field(1, 3, SHR6, SHR5, V13); \
+	KD(108); \
+	Get V10; Set V2; \
+	Get V11; Set V3; \
+	FMA8

@@ -17,11 +17,6 @@
 // V6 0x03 bytes, V2, V3 32 qs bytes, V4 a scale, V5 16 quants; then V6,
 // V7 the mins 0..7, 8..15 as int16 lanes.
 
-#define SHR2 I32Const $2; I16x8ShrU
-#define SHR4 I32Const $4; I16x8ShrU
-#define SHR6 I32Const $6; I16x8ShrU
-#define NOSH
-
 // Q2C(qv, sh, sreg, b, ev, od) sets ev, od to a chunk's even and odd
 // quants (in qv, moved to bits 0, 1 by sh) times their scale (the low
 // nibble of byte b of sreg).

@@ -29,11 +29,6 @@
 // block's lanes (then in V1, V5: FMA8 takes V10, V11), V14, V15 the
 // accumulators, V2..V4, V8..V13 FMA8's
 
-#define SHR2 I32Const $2; I16x8ShrU
-#define SHR4 I32Const $4; I16x8ShrU
-#define SHR6 I32Const $6; I16x8ShrU
-#define NOSH
-
 // Q2T(t, qv, sh, acc) adds weights 16t.. (qs bytes in qv, the quants moved
 // to bits 0, 1 by sh; scale t) to acc.
 #define Q2T(t, qv, sh, acc) \

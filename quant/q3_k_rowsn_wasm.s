@@ -15,28 +15,6 @@
 // bytes, V0, V1 the inverted hmask, V2, V3 32 qs bytes, V4 a scale, V5 16
 // quants.
 
-#define SCALES3 \
-	Get R0; I32WrapI64; I64Load $96; Set R4; \
-	Get R0; I32WrapI64; I64Load32U $104; Set R9; \
-	Get R4; I64Const $0x0f0f0f0f0f0f0f0f; I64And; \
-	Get R9; Get R9; I64Const $2; I64ShrU; I64Const $32; I64Shl; I64Or; \
-	I64Const $0x0303030303030303; I64And; I64Const $4; I64Shl; \
-	I64Or; Set R7; \
-	Get R4; I64Const $4; I64ShrU; I64Const $0x0f0f0f0f0f0f0f0f; I64And; \
-	Get R9; I64Const $4; I64ShrU; Get R9; I64Const $6; I64ShrU; I64Const $32; I64Shl; I64Or; \
-	I64Const $0x0303030303030303; I64And; I64Const $4; I64Shl; \
-	I64Or; Set R8
-
-#define SHL2 I32Const $2; I16x8Shl
-#define SHL1 I32Const $1; I16x8Shl
-#define SHR1 I32Const $1; I16x8ShrU
-#define SHR2 I32Const $2; I16x8ShrU
-#define SHR3 I32Const $3; I16x8ShrU
-#define SHR4 I32Const $4; I16x8ShrU
-#define SHR5 I32Const $5; I16x8ShrU
-#define SHR6 I32Const $6; I16x8ShrU
-#define NOSH
-
 // Q3S(sreg, sh) sets V4 to the scale in byte sh/8 of sreg, less 32, in
 // every int16 lane.
 #define Q3S(sreg, sh) \
@@ -62,7 +40,7 @@
 	Q3C(V3, V1, qsh1, nsh1, sreg, 16*(s)+24, V14, V15)
 
 #define Q3BLOCKN \
-	SCALES3; \
+	SCALES3(R9); \
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6; \
 	V128Const $0x0404040404040404, $0x0404040404040404; Set V7; \
 	Get R0; I32WrapI64; V128Load $0; V128Not; Set V0; \

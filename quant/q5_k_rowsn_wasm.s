@@ -33,15 +33,6 @@
 // (while decoding), V8..V15 a group's weights, V4 a scale, V2, V3 qs, V5
 // quants; the float part's in KFMAACT.
 
-#define SHL4 I32Const $4; I16x8Shl
-#define SHL3 I32Const $3; I16x8Shl
-#define SHL2 I32Const $2; I16x8Shl
-#define SHL1 I32Const $1; I16x8Shl
-#define SHR1 I32Const $1; I16x8ShrU
-#define SHR2 I32Const $2; I16x8ShrU
-#define SHR3 I32Const $3; I16x8ShrU
-#define NOSH
-
 // Q5W(qv, q5op, hoff, sh, ev, od) sets ev and od to the even and odd
 // quants (q5op: Q5LOM the low nibbles of qv, Q5HIM the high ones; fifth
 // bits from the qh bytes at R0+hoff moved by sh) times the scale in V4, as

@@ -31,6 +31,8 @@ func relaxedTables() []kernelTable {
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
 			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed, dotRowsN: dotRowsNQ4_0Relaxed}},
 			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
+			{Q5_K, kernels{dot: dotQ5_KRelaxed, dotRows: dotRowsQ5_KRelaxed}},
+			{Q3_K, kernels{dot: dotQ3_KRelaxed, dotRows: dotRowsQ3_KRelaxed}},
 		},
 	}}
 }

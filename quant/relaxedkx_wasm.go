@@ -1,0 +1,45 @@
+//go:build goexperiment.simd && relaxedsimd
+
+package quant
+
+// The relaxed-SIMD Dot and DotRows kernels of the K-quants summed in
+// ggml's x86 order (relaxedkx_wasm.s): the row kernels take the Q8_K
+// activation as it is, so Dot is DotRows of one row, and DotRows runs all
+// the rows in one call, whatever their length.
+
+//go:noescape
+func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+
+//go:noescape
+func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+
+func dotQ5_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q5_K, n, w, act) }
+func dotQ3_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q3_K, n, w, act) }
+
+func dotRowsQ5_KRelaxed(n int, w, act []byte, out []float32) { kxDotRowsRelaxed(Q5_K, n, w, act, out) }
+func dotRowsQ3_KRelaxed(n int, w, act []byte, out []float32) { kxDotRowsRelaxed(Q3_K, n, w, act, out) }
+
+// kxDotRelaxed is the Dot kernel of t: its DotRows of one row.
+func kxDotRelaxed(t Type, n int, w, act []byte) float32 {
+	var out [1]float32
+	kxDotRowsRelaxed(t, n, w[:n/qkK*x86Size(t)], act, out[:])
+	return out[0]
+}
+
+// kxDotRowsRelaxed is the DotRows kernel of t (Q5_K or Q3_K), its row
+// kernel called by name (through a func value out would escape).
+func kxDotRowsRelaxed(t Type, n int, w, act []byte, out []float32) {
+	nb := n / qkK
+	if nb == 0 || len(out) == 0 {
+		clear(out)
+		return
+	}
+	w, act = w[:len(out)*nb*x86Size(t)], act[:nb*q8_KBytes]
+	// the activation's quants at act, its blocks' scales at act too
+	switch t {
+	case Q5_K:
+		q5KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
+	case Q3_K:
+		q3KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
+	}
+}
