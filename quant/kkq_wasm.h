@@ -395,3 +395,38 @@
 	Get V10; Set V2; \
 	Get V11; Set V3; \
 	FMA8
+
+// ---- Q2_K (the DotRows kernels: q2_k_wasm.s, relaxedkx_wasm.s) ----
+
+// Q2BLOCK(field, bsumoff) adds the Q2_K block at R0 against the activation
+// block at R1 (its scale at R3, its bsums at R1+bsumoff) to the
+// accumulators V14, V15: its scales (low nibbles) as bytes in V1, its
+// mins (high nibbles) in V12, its qs bytes of each half in V2, V3, then
+// field(h, s, sh) adds field s of half h (the quants moved to bits 0, 1 by
+// sh) to the int32 lanes V10 (0..3), V11 (4..7); the min lanes (lane m:
+// i32x4.dot_i16x8_s of the mins and bsums of sub-blocks 2m, 2m+1). Then
+// the float part, the reference's: the min lanes times -yd·dmin, then the
+// lanes times yd·d, one fused multiply-add a lane each (FMA8). V7 holds
+// 0x0f bytes.
+#define Q2BLOCK(field, bsumoff) \
+	Get R0; I32WrapI64; V128Load $0; Set V5; \
+	Get V5; Get V7; V128And; Set V1; \
+	Get V5; I32Const $4; I16x8ShrU; Get V7; V128And; Set V12; \
+	Get R0; I32WrapI64; V128Load $16; Set V2; \
+	Get R0; I32WrapI64; V128Load $32; Set V3; \
+	V128Const $0, $0; Set V10; \
+	V128Const $0, $0; Set V11; \
+	field(0, 0, NOSH); field(0, 1, SHR2); field(0, 2, SHR4); field(0, 3, SHR6); \
+	Get R0; I32WrapI64; V128Load $48; Set V2; \
+	Get R0; I32WrapI64; V128Load $64; Set V3; \
+	field(1, 0, NOSH); field(1, 1, SHR2); field(1, 2, SHR4); field(1, 3, SHR6); \
+	Get V12; I16x8ExtendLowI8x16U; Get R1; I32WrapI64; V128Load $(bsumoff); I32x4DotI16x8S; Set V2; \
+	Get V12; I16x8ExtendHighI8x16U; Get R1; I32WrapI64; V128Load $(bsumoff+16); I32x4DotI16x8S; Set V3; \
+	Get V10; Set V1; \
+	Get V11; Set V5; \
+	Get R3; I32WrapI64; F32Load $0; F32Neg; KTAB(R0, 82); F32Mul; F64PromoteF32; F64x2Splat; Set V8; \
+	FMA8; \
+	KD(80); \
+	Get V1; Set V2; \
+	Get V5; Set V3; \
+	FMA8

@@ -33,6 +33,7 @@ func relaxedTables() []kernelTable {
 			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
 			{Q5_K, kernels{dot: dotQ5_KRelaxed, dotRows: dotRowsQ5_KRelaxed}},
 			{Q3_K, kernels{dot: dotQ3_KRelaxed, dotRows: dotRowsQ3_KRelaxed}},
+			{Q2_K, kernels{dot: dotQ2_KRelaxed, dotRows: dotRowsQ2_KRelaxed}},
 		},
 	}}
 }

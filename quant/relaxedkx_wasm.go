@@ -13,11 +13,16 @@ func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
 //go:noescape
 func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
 
+//go:noescape
+func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+
 func dotQ5_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q5_K, n, w, act) }
 func dotQ3_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q3_K, n, w, act) }
+func dotQ2_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q2_K, n, w, act) }
 
 func dotRowsQ5_KRelaxed(n int, w, act []byte, out []float32) { kxDotRowsRelaxed(Q5_K, n, w, act, out) }
 func dotRowsQ3_KRelaxed(n int, w, act []byte, out []float32) { kxDotRowsRelaxed(Q3_K, n, w, act, out) }
+func dotRowsQ2_KRelaxed(n int, w, act []byte, out []float32) { kxDotRowsRelaxed(Q2_K, n, w, act, out) }
 
 // kxDotRelaxed is the Dot kernel of t: its DotRows of one row.
 func kxDotRelaxed(t Type, n int, w, act []byte) float32 {
@@ -26,7 +31,7 @@ func kxDotRelaxed(t Type, n int, w, act []byte) float32 {
 	return out[0]
 }
 
-// kxDotRowsRelaxed is the DotRows kernel of t (Q5_K or Q3_K), its row
+// kxDotRowsRelaxed is the DotRows kernel of t (Q5_K, Q3_K or Q2_K), its row
 // kernel called by name (through a func value out would escape).
 func kxDotRowsRelaxed(t Type, n int, w, act []byte, out []float32) {
 	nb := n / qkK
@@ -41,5 +46,7 @@ func kxDotRowsRelaxed(t Type, n int, w, act []byte, out []float32) {
 		q5KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
 	case Q3_K:
 		q3KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
+	case Q2_K:
+		q2KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
 	}
 }

@@ -21,10 +21,10 @@
 // register use: as q5_k_wasm.s's, with R1 the Q8_K activation block (its
 // scale at R3 = R1), V4 the scale splat in the int16 lanes.
 
-// KSPLAT16(k) sets V4 to byte k of V1 in every int16 lane (i8x16.swizzle:
-// an index of 0x80 gives zero).
+// KSPLAT16(k) pushes byte k of V1 in every int16 lane (i8x16.swizzle: an
+// index of 0x80 gives zero).
 #define KSPLAT16(k) \
-	Get V1; V128Const $((0x8000|(k))*0x0001000100010001), $((0x8000|(k))*0x0001000100010001); I8x16Swizzle; Set V4
+	Get V1; V128Const $((0x8000|(k))*0x0001000100010001), $((0x8000|(k))*0x0001000100010001); I8x16Swizzle
 
 // ---- Q5_K ----
 
@@ -39,10 +39,10 @@
 #define Q5GR(g, shlo, shhi) \
 	Get R0; I32WrapI64; V128Load $(48+32*(g)); Set V2; \
 	Get R0; I32WrapI64; V128Load $(64+32*(g)); Set V3; \
-	KSPLAT16(2*(g)); \
+	KSPLAT16(2*(g)); Set V4; \
 	Q5LO(V2, V8, shlo); Set V5; Q5RDOT(4*(g), V10); \
 	Q5LO(V3, V9, shlo); Set V5; Q5RDOT(4*(g)+1, V11); \
-	KSPLAT16(2*(g)+1); \
+	KSPLAT16(2*(g)+1); Set V4; \
 	Q5HI(V2, V8, shhi); Set V5; Q5RDOT(4*(g)+2, V10); \
 	Q5HI(V3, V9, shhi); Set V5; Q5RDOT(4*(g)+3, V11)
 
@@ -86,4 +86,28 @@ TEXT ·q3KDotRowsRelaxed(SB), NOSPLIT, $0-56
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6
 	V128Const $0x0404040404040404, $0x0404040404040404; Set V7
 	KROWSY(110, 292, 292, KNONE, Q3BLOCK(KNONE, Q3RF), KNONE)
+	RET
+
+// ---- Q2_K ----
+
+// Q2RT(t, qv, sh, acc) adds weights 16t.. (qs bytes in qv, the quants
+// moved to bits 0, 1 by sh) to acc: their relaxed dot with the activation
+// at R1 (pairs at most 2·3·128), dotted with their scale (byte t of V1).
+#define Q2RT(t, qv, sh, acc) \
+	Get R1; I32WrapI64; V128Load $(4+16*(t)); Get qv; sh; Get V6; V128And; RDOT16; \
+	KSPLAT16(t); I32x4DotI16x8S; Get acc; I32x4Add; Set acc
+
+// Q2RF(h, s, sh) adds field s of half h (Q2BLOCK's field): weights 16t..
+// for t = 8h+2s (qs bytes in V2) and t+1 (V3).
+#define Q2RF(h, s, sh) \
+	Q2RT(8*(h)+2*(s), V2, sh, V10); \
+	Q2RT(8*(h)+2*(s)+1, V3, sh, V11)
+
+// func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+//
+// is q5KDotRowsRelaxed for Q2_K rows (84-byte blocks).
+TEXT ·q2KDotRowsRelaxed(SB), NOSPLIT, $0-56
+	V128Const $0x0303030303030303, $0x0303030303030303; Set V6
+	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V7
+	KROWSY(84, 292, 292, KNONE, Q2BLOCK(Q2RF, 260), KNONE)
 	RET
