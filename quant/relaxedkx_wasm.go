@@ -7,14 +7,17 @@ package quant
 // activation as it is, so Dot is DotRows of one row, and DotRows runs all
 // the rows in one call, whatever their length.
 
-//go:noescape
-func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+// kxRowsScratch is the row kernels' scratch (kkq_wasm.h's KROWSI).
+const kxRowsScratch = 520
 
 //go:noescape
-func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *[kxRowsScratch]byte)
 
 //go:noescape
-func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *[kxRowsScratch]byte)
+
+//go:noescape
+func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *[kxRowsScratch]byte)
 
 func dotQ5_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q5_K, n, w, act) }
 func dotQ3_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q3_K, n, w, act) }
@@ -40,13 +43,14 @@ func kxDotRowsRelaxed(t Type, n int, w, act []byte, out []float32) {
 		return
 	}
 	w, act = w[:len(out)*nb*x86Size(t)], act[:nb*q8_KBytes]
+	var st [kxRowsScratch]byte
 	// the activation's quants at act, its blocks' scales at act too
 	switch t {
 	case Q5_K:
-		q5KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
+		q5KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0], &st)
 	case Q3_K:
-		q3KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
+		q3KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0], &st)
 	case Q2_K:
-		q2KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
+		q2KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0], &st)
 	}
 }

@@ -48,14 +48,14 @@
 
 #define Q5GROUPSR Q5GR(0, SHL4, SHL3); Q5GR(1, SHL2, SHL1); Q5GR(2, NOSH, SHR1); Q5GR(3, SHR2, SHR3)
 
-// func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+// func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *byte)
 //
 // sets out[r] to the dot of row r (nb ≥ 1 blocks at x + r·nb·176) with
 // the Q8_K activation at yp (yd = yp: its blocks' scales) for r < rows.
-TEXT ·q5KDotRowsRelaxed(SB), NOSPLIT, $0-56
+TEXT ·q5KDotRowsRelaxed(SB), NOSPLIT, $0-64
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V6
 	V128Const $0x1010101010101010, $0x1010101010101010; Set V7
-	KROWSY(176, 292, 292, Q5INIT, Q5BLOCK(Q5GROUPSR, 260), Q5FIN)
+	KROWSI(176, 292, 292, Q5BLOCK(Q5GROUPSR, 260, FMA8D), Q5FIN)
 	RET
 
 // ---- Q3_K ----
@@ -79,13 +79,13 @@ TEXT ·q5KDotRowsRelaxed(SB), NOSPLIT, $0-56
 	Q3RT(8*(h)+2*(s), V2, V8, qsh, hsh, sv, 2*(s), V10); \
 	Q3RT(8*(h)+2*(s)+1, V3, V9, qsh, hsh, sv, 2*(s)+1, V11)
 
-// func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+// func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *byte)
 //
 // is q5KDotRowsRelaxed for Q3_K rows (110-byte blocks).
-TEXT ·q3KDotRowsRelaxed(SB), NOSPLIT, $0-56
+TEXT ·q3KDotRowsRelaxed(SB), NOSPLIT, $0-64
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6
 	V128Const $0x0404040404040404, $0x0404040404040404; Set V7
-	KROWSY(110, 292, 292, KNONE, Q3BLOCK(KNONE, Q3RF), KNONE)
+	KROWSI(110, 292, 292, Q3BLOCK(KNONE, Q3RF, FMA8D), KNONE)
 	RET
 
 // ---- Q2_K ----
@@ -103,11 +103,11 @@ TEXT ·q3KDotRowsRelaxed(SB), NOSPLIT, $0-56
 	Q2RT(8*(h)+2*(s), V2, sh, V10); \
 	Q2RT(8*(h)+2*(s)+1, V3, sh, V11)
 
-// func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
+// func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *byte)
 //
 // is q5KDotRowsRelaxed for Q2_K rows (84-byte blocks).
-TEXT ·q2KDotRowsRelaxed(SB), NOSPLIT, $0-56
+TEXT ·q2KDotRowsRelaxed(SB), NOSPLIT, $0-64
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V7
-	KROWSY(84, 292, 292, KNONE, Q2BLOCK(Q2RF, 260), KNONE)
+	KROWSI(84, 292, 292, Q2BLOCK(Q2RF, 260, FMA8D), KNONE)
 	RET
