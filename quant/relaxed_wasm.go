@@ -16,9 +16,12 @@ package quant
 // DotRowsN, which measured as fast or faster (relaxed_wasm.s); Q4_0 has a
 // relaxed DotRows (rows4_relaxed_wasm.s) and DotRowsN (relaxedn_wasm.go),
 // Q8_0 a relaxed DotRows (rows4_relaxed_wasm.s: the activation's signs
-// moved onto the weights, its magnitudes the i7 operand). No
-// float kernel uses f32x4.relaxed_madd: whether it rounds once or twice is
-// the engine's choice, and the results must be the reference's bits.
+// moved onto the weights, its magnitudes the i7 operand). Q5_K, Q3_K and
+// Q2_K, summed in ggml's x86 order, have a relaxed Dot and DotRows
+// (relaxedkx_wasm.go: their float part is the SIMD128 kernels', four rows
+// a pass) and keep their SIMD128 DotN and DotRowsN. No float kernel uses
+// f32x4.relaxed_madd: whether it rounds once or twice is the engine's
+// choice, and the results must be the reference's bits.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four
