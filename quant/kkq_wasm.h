@@ -85,109 +85,6 @@
 	End; \
 	End
 
-// KROWSI(size, ystride, ydstride, body, fin) is KROWSY (without init:
-// the accumulators start at zero) with the rows taken four at a time and
-// block j of each of the four in turn, so that a row's chain of fused
-// multiply-adds, whose latency would bound one row at a time, runs beside
-// three others. The kernel takes (x *byte, nb, rows int, yp, yd *byte,
-// tab, out *float32, st *byte): st is 520 bytes of scratch, for row i of
-// the four at 128i its accumulators (four f64x2 of float32 values, which
-// body's fused multiply-adds, FMA8D, update there), at 128i+64 its
-// float64 F17 (the Q5_K min sums, loaded for body and stored back) and at
-// 128i+72 its next block's address; at 512 the end of the pass's slots.
-// body runs with R0 the row's block, R13 its slot; R11 scratch. At the
-// end of a row hsumX86 of its accumulators, with fin, to out.
-#define KROWSI(size, ystride, ydstride, body, fin) \
-	I64Load x+0(FP); Set R0; \
-	I64Load tab+40(FP); Set R14; \
-	I64Load out+48(FP); Set R12; \
-	I64Load rows+16(FP); Set R15; \
-	Block; \
-	Get R15; I64Eqz; BrIf $0; \
-	Loop; \
-		I64Load st+56(FP); Set R13; \
-		I64Load st+56(FP); Get R15; I64Const $4; Get R15; I64Const $4; I64LtU; Select; I64Const $7; I64Shl; I64Add; Set R11; \
-		Get R13; I32WrapI64; Get R11; I64Store $512; \
-		Loop; \
-			Get R13; I32WrapI64; V128Const $0, $0; V128Store $0, $0; \
-			Get R13; I32WrapI64; V128Const $0, $0; V128Store $0, $16; \
-			Get R13; I32WrapI64; V128Const $0, $0; V128Store $0, $32; \
-			Get R13; I32WrapI64; V128Const $0, $0; V128Store $0, $48; \
-			Get R13; I32WrapI64; I64Const $0; I64Store $64; \
-			Get R13; I32WrapI64; Get R0; I64Store $72; \
-			Get R0; I64Load nb+8(FP); I64Const $(size); I64Mul; I64Add; Set R0; \
-			ADD(R13, 128); \
-			Get R13; Get R11; I64LtU; BrIf $0; \
-		End; \
-		I64Load yp+24(FP); Set R1; \
-		I64Load yd+32(FP); Set R3; \
-		I64Load nb+8(FP); Set R2; \
-		Loop; \
-			I64Load st+56(FP); Set R13; \
-			Loop; \
-				Get R13; I32WrapI64; I64Load $72; Set R0; \
-				Get R13; I32WrapI64; F64Load $64; Set F17; \
-				body; \
-				Get R13; I32WrapI64; Get F17; F64Store $64; \
-				Get R13; I32WrapI64; Get R0; I64Const $(size); I64Add; I64Store $72; \
-				ADD(R13, 128); \
-				Get R13; I64Load st+56(FP); I32WrapI64; I64Load $512; I64LtU; BrIf $0; \
-			End; \
-			ADD(R1, ystride); \
-			ADD(R3, ydstride); \
-			COUNTDOWN(R2); \
-		End; \
-		I64Load st+56(FP); Set R13; \
-		Loop; \
-			Get R13; I32WrapI64; V128Load $0; F32x4DemoteF64x2Zero; \
-			Get R13; I32WrapI64; V128Load $16; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V14; \
-			Get R13; I32WrapI64; V128Load $32; F32x4DemoteF64x2Zero; \
-			Get R13; I32WrapI64; V128Load $48; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V15; \
-			Get R13; I32WrapI64; F64Load $64; Set F17; \
-			Get R12; I32WrapI64; KHSUM8; fin; F32Store $0; \
-			ADD(R12, 4); \
-			ADD(R13, 128); \
-			Get R15; I64Const $1; I64Sub; Set R15; \
-			Get R13; I64Load st+56(FP); I32WrapI64; I64Load $512; I64LtU; BrIf $0; \
-		End; \
-		Get R13; I64Const $128; I64Sub; I32WrapI64; I64Load $72; Set R0; \
-		Get R15; I64Eqz; I32Eqz; BrIf $0; \
-	End; \
-	End
-
-// FMA8D sets the accumulators at R13 (four f64x2 of float32 values, lanes
-// 0, 1 … 6, 7) to fma(d, lanes, acc) of the int32 lanes in V2, V3 (d the
-// f64x2 splat in V8), lane by lane: the float64 sums rounded to float32
-// unless one is a rounding midpoint (KMIDV; a sum below float32's normal
-// range is exact, every term a multiple of 2^-149), then all by FMAHALF.
-// V0, V4, V14, V15 the sums, V9..V13 scratch.
-#define FMA8D \
-	V128Const $0, $0; Set V13; \
-	KSUMD(V2, KNOHALF, 0, V0); KSUMD(V2, HIHALF, 16, V4); \
-	KSUMD(V3, KNOHALF, 32, V14); KSUMD(V3, HIHALF, 48, V15); \
-	Get V13; V128AnyTrue; \
-	If; \
-		KEXD(V2, KNOHALF, 0); KEXD(V2, HIHALF, 16); \
-		KEXD(V3, KNOHALF, 32); KEXD(V3, HIHALF, 48); \
-	Else; \
-		KRND(V0, 0); KRND(V4, 16); KRND(V14, 32); KRND(V15, 48); \
-	End
-
-// KPD(lanes, half) pushes the f64x2 products d·lanes of two int32 lanes of
-// the register lanes (half: HIHALF for lanes 2, 3, or KNOHALF), d in V8.
-#define KPD(lanes, half) Get lanes; half; F64x2ConvertLowI32x4S; Get V8; F64x2Mul
-
-// KSUMD(lanes, half, off, r) sets r to the products plus the accumulators
-// at R13+off and tests them (KMIDV).
-#define KSUMD(lanes, half, off, r) KPD(lanes, half); Get R13; I32WrapI64; V128Load $(off); F64x2Add; Set r; KMIDV(r)
-
-// KEXD(lanes, half, off) sets the accumulators at R13+off to fma32 of d,
-// the lanes and themselves (FMAHALF).
-#define KEXD(lanes, half, off) \
-	KPD(lanes, half); Set V9; \
-	Get R13; I32WrapI64; V128Load $(off); Set V10; \
-	Get R13; I32WrapI64; FMAHALF; F64x2PromoteLowF32x4; V128Store $0, $(off)
-
 // KHSUM8 pushes hsumX86 of the accumulators V14, V15 (V4 scratch).
 #define KHSUM8 \
 	Get V14; Get V15; F32x4Add; Set V4; \
@@ -423,23 +320,40 @@
 #define Q5MINSLO Get V5; V128Const $0x8001800180008000, $0x8003800380028002; I8x16Swizzle
 #define Q5MINSHI Get V5; V128Const $0x8005800580048004, $0x8007800780068006; I8x16Swizzle
 
+// Q5MINFMA adds -yd·dmin (F1 yd, dmin the fp16 at R0+2) times the block's
+// Σ min·bsum (the int32 lanes of V5) to the min sums F17 by one fused
+// multiply-add: a float64 sum rounded to float32 unless it is a float32
+// rounding midpoint (its 29 low bits 1<<28), then by FMAHALF. (Below
+// float32's normal range the float64 sum is exact: every term is a
+// multiple of 2^-149, a float32's or one's times an integer.) F18, F19
+// hold the next sum and the product.
+#define Q5MINFMA \
+	Get F1; F32Neg; KTAB(R0, 2); F32Mul; F64PromoteF32; \
+	HSUM(V5); F64ConvertI32S; F64Mul; Set F19; \
+	Get F19; Get F17; F64Add; Set F18; \
+	Get F18; I64ReinterpretF64; I64Const $0x1fffffff; I64And; I64Const $0x10000000; I64Eq; \
+	If; \
+		Get F19; F64x2Splat; Set V9; \
+		Get F17; F64x2Splat; Set V10; \
+		FMAHALF; F32x4ExtractLane $0, $0; F64PromoteF32; Set F17; \
+	Else; \
+		Get F18; F32DemoteF64; F64PromoteF32; Set F17; \
+	End
+
 // Q5INIT clears a row's min sums (F17); Q5FIN adds them to its result.
 #define Q5INIT F64Const $0.0; Set F17
 #define Q5FIN Get F17; F32DemoteF64; F32Add
 
-// Q5BLOCK(groups, bsumoff) adds the Q5_K block at R0 against the Q8_K
-// activation block at R1 (its scale at R3, its bsums at R1+bsumoff) to the
-// accumulators V14, V15 and the min sums F17. groups adds the block's
-// int32 lanes (x86 order) to V10, V11, with its scales as bytes in V1 and
-// its qh bytes in V8, V9. The float part is the reference's: d·yd and
-// -yd·dmin in float32, one fused multiply-add per lane (fma: FMA8, or
-// FMA8D for KROWSI), and one
-// for the min sums, a float64 sum rounded to float32 unless it is a
-// float32 rounding midpoint (its 29 low bits 1<<28), then by FMAHALF.
-// (Below float32's normal range the float64 sum is exact: every term is a
-// multiple of 2^-149, a float32's or one's times an integer.) F1 holds yd,
-// F18, F19 the min sums' next sum and its product.
-#define Q5BLOCK(groups, bsumoff, fma) \
+// Q5BLOCK(groups, bsumoff, fma, minfma) adds the Q5_K block at R0
+// against the Q8_K activation block at R1 (its scale at R3, its bsums at
+// R1+bsumoff) to the accumulators V14, V15 and the min sums. groups adds
+// the block's int32 lanes (x86 order) to V10, V11, with its scales as
+// bytes in V1 and its qh bytes in V8, V9. The float part is the
+// reference's: d·yd and -yd·dmin in float32, one fused multiply-add per
+// lane (fma: FMA8, or the relaxed build's FMA8R, the lanes in V2, V3 and
+// d in V8) and one for the min sums (minfma: Q5MINFMA, or Q5MINFMAR). F1
+// holds yd, V5 the mins' lanes.
+#define Q5BLOCK(groups, bsumoff, fma, minfma) \
 	SCALESMINS; \
 	Get R8; I64Const $32; I64Shl; Get R7; I64Or; I64x2Splat; Set V1; \
 	Get R0; I32WrapI64; V128Load $16; Set V8; \
@@ -456,17 +370,7 @@
 	Get V10; Set V2; \
 	Get V11; Set V3; \
 	fma; \
-	Get F1; F32Neg; KTAB(R0, 2); F32Mul; F64PromoteF32; \
-	HSUM(V5); F64ConvertI32S; F64Mul; Set F19; \
-	Get F19; Get F17; F64Add; Set F18; \
-	Get F18; I64ReinterpretF64; I64Const $0x1fffffff; I64And; I64Const $0x10000000; I64Eq; \
-	If; \
-		Get F19; F64x2Splat; Set V9; \
-		Get F17; F64x2Splat; Set V10; \
-		FMAHALF; F32x4ExtractLane $0, $0; F64PromoteF32; Set F17; \
-	Else; \
-		Get F18; F32DemoteF64; F64PromoteF32; Set F17; \
-	End
+	minfma
 
 // ---- Q3_K (the DotRows kernels: q3_k_wasm.s, relaxedkx_wasm.s) ----
 
@@ -477,7 +381,7 @@
 // V2, V3, then field(h, s, qsh, hsh, sv) adds field s of half h (the low
 // bits moved to bits 0, 1 by qsh, the high bit to bit 2 by hsh, scales
 // from sv) to the int32 lanes V10 (0..3), V11 (4..7); then yd·d in
-// float32 and one fused multiply-add a lane (fma: FMA8, or FMA8D).
+// float32 and one fused multiply-add a lane (fma: FMA8, or FMA8R).
 #define Q3BLOCK(hop, field, fma) \
 	SCALES3(R5); \
 	Get R7; I64x2Splat; Get R8; I64x2ReplaceLane $0, $1; V128Const $0x2020202020202020, $0x2020202020202020; I8x16Sub; Set V5; \
@@ -511,7 +415,7 @@
 // i32x4.dot_i16x8_s of the mins and bsums of sub-blocks 2m, 2m+1). Then
 // the float part, the reference's: the min lanes times -yd·dmin, then the
 // lanes times yd·d, one fused multiply-add a lane each (fma: FMA8, or
-// FMA8D). V7 holds
+// FMA8R). V7 holds
 // 0x0f bytes.
 #define Q2BLOCK(field, bsumoff, fma) \
 	Get R0; I32WrapI64; V128Load $0; Set V5; \
@@ -535,3 +439,13 @@
 	Get V1; Set V2; \
 	Get V5; Set V3; \
 	fma
+
+// FMA8R sets the accumulators V14, V15 to fma(d, lanes, acc) of the int32
+// lanes in V2, V3 (d the f64x2 splat in V8, a float32's), lane by lane,
+// with f32x4.relaxed_madd (the relaxed build, which runs only where it is
+// fused: relaxed_wasm.h's RMADD): float32(lane) is exact, every lane of
+// the x86-order kernels being below 2^24 in magnitude. V9 the d splat.
+#define FMA8R \
+	Get V8; F64x2ExtractLane $0, $0; F32DemoteF64; F32x4Splat; Set V9; \
+	Get V2; F32x4ConvertI32x4S; Get V9; Get V14; RMADD; Set V14; \
+	Get V3; F32x4ConvertI32x4S; Get V9; Get V15; RMADD; Set V15

@@ -8,9 +8,9 @@ package quant
 // laid over the SIMD128 table. Their integer sums (relaxed_wasm.s) are the
 // SIMD128 kernels' exact sums, computed with the relaxed int8 dot
 // (i16x8.relaxed_dot_i8x16_i7x16_s); the float parts are the SIMD128
-// kernels' own or (DotRowsN) the same operations in asm, so every kernel
-// gives the bits of its portable twin, as
-// the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
+// kernels' own, or (DotRowsN) the same operations in asm, or (Q5_K, Q3_K,
+// Q2_K) the same fused multiply-adds by f32x4.relaxed_madd, so every
+// kernel gives the bits of its portable twin, as the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
 // relaxed dot is wrong). The module needs scripts/relaxpatch after linking
 // (relaxed_wasm.h). Q4_0 keeps its SIMD128 Dot, Q8_0 its SIMD128 Dot and
 // DotRowsN, which measured as fast or faster (relaxed_wasm.s); Q4_0 has a
@@ -18,10 +18,9 @@ package quant
 // Q8_0 a relaxed DotRows (rows4_relaxed_wasm.s: the activation's signs
 // moved onto the weights, its magnitudes the i7 operand). Q5_K, Q3_K and
 // Q2_K, summed in ggml's x86 order, have a relaxed Dot and DotRows
-// (relaxedkx_wasm.go: their float part is the SIMD128 kernels', four rows
-// a pass) and keep their SIMD128 DotN and DotRowsN. No float kernel uses
-// f32x4.relaxed_madd: whether it rounds once or twice is the engine's
-// choice, and the results must be the reference's bits.
+// (relaxedkx_wasm.go: their fused multiply-adds by f32x4.relaxed_madd,
+// which web/picolm.js makes sure is fused) and keep their SIMD128 DotN and
+// DotRowsN.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four

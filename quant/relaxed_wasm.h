@@ -29,3 +29,10 @@
 // bytes as int8. With every byte of b in 0..127 it is exact and the same
 // on every engine (RDOT16's pairs, which then fit in int16, added to c).
 #define RDOTADD RELAXED(I32x4RelaxedDotI8x16I7x16AddS)
+
+// RMADD is f32x4.relaxed_madd(a, b, c) on the stack (c on top): a·b + c,
+// rounded once where the engine fuses it (x86 with FMA3, Arm), twice where
+// it does not. web/picolm.js runs the relaxed build only where its probe
+// finds it fused, so the kernels use it for ggml's fused multiply-adds
+// (fma32): an unfused engine takes the SIMD128 build.
+#define RMADD RELAXED(F32x4RelaxedMadd)

@@ -7,17 +7,14 @@ package quant
 // activation as it is, so Dot is DotRows of one row, and DotRows runs all
 // the rows in one call, whatever their length.
 
-// kxRowsScratch is the row kernels' scratch (kkq_wasm.h's KROWSI).
-const kxRowsScratch = 520
+//go:noescape
+func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
 
 //go:noescape
-func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *[kxRowsScratch]byte)
+func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
 
 //go:noescape
-func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *[kxRowsScratch]byte)
-
-//go:noescape
-func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *[kxRowsScratch]byte)
+func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
 
 func dotQ5_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q5_K, n, w, act) }
 func dotQ3_KRelaxed(n int, w, act []byte) float32 { return kxDotRelaxed(Q3_K, n, w, act) }
@@ -43,14 +40,13 @@ func kxDotRowsRelaxed(t Type, n int, w, act []byte, out []float32) {
 		return
 	}
 	w, act = w[:len(out)*nb*x86Size(t)], act[:nb*q8_KBytes]
-	var st [kxRowsScratch]byte
 	// the activation's quants at act, its blocks' scales at act too
 	switch t {
 	case Q5_K:
-		q5KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0], &st)
+		q5KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
 	case Q3_K:
-		q3KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0], &st)
+		q3KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
 	case Q2_K:
-		q2KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0], &st)
+		q2KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
 	}
 }

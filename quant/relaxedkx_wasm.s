@@ -15,11 +15,15 @@
 // pairs of products, which i32x4.dot_i16x8_s with the sub-block's scale
 // (splat in the int16 lanes) adds in pairs and scales at once: int32 lane
 // m holds scale·Σ q·y over weights 4m..4m+3, lanes 0..3 of ggml's x86
-// order for even t, 4..7 for odd t, the SIMD128 kernels' exact lanes (and
-// so their float part gives their bits).
+// order for even t, 4..7 for odd t, the SIMD128 kernels' exact lanes. The
+// float part is the reference's: each lane (below 2^24 in magnitude, so
+// exact in float32) added by one fused multiply-add, f32x4.relaxed_madd
+// (kkq_wasm.h's FMA8R; the relaxed build runs only where it is fused, see
+// relaxed_wasm.h's RMADD), and so are Q5_K's min sums (Q5MINFMAR).
 //
 // register use: as q5_k_wasm.s's, with R1 the Q8_K activation block (its
-// scale at R3 = R1), V4 the scale splat in the int16 lanes.
+// scale at R3 = R1), V4 the scale splat in the int16 lanes, V0 Q5_K's min
+// sums (lane 0), V9 FMA8R's d.
 
 // KSPLAT16(k) pushes byte k of V1 in every int16 lane (i8x16.swizzle: an
 // index of 0x80 gives zero).
@@ -48,14 +52,26 @@
 
 #define Q5GROUPSR Q5GR(0, SHL4, SHL3); Q5GR(1, SHL2, SHL1); Q5GR(2, NOSH, SHR1); Q5GR(3, SHR2, SHR3)
 
-// func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *byte)
+// Q5MINFMAR adds -yd·dmin (F1 yd, dmin the fp16 at R0+2) times the
+// block's Σ min·bsum (the int32 lanes of V5, at most 8·63·4096 in
+// magnitude, exact in float32) to the min sums (lane 0 of V0) by one fused
+// multiply-add (RMADD); Q5INITR clears them, Q5FINR adds them to the
+// pushed result.
+#define Q5MINFMAR \
+	Get F1; F32Neg; KTAB(R0, 2); F32Mul; F32x4Splat; \
+	HSUM(V5); F32ConvertI32S; F32x4Splat; \
+	Get V0; RMADD; Set V0
+#define Q5INITR V128Const $0, $0; Set V0
+#define Q5FINR Get V0; F32x4ExtractLane $0, $0; F32Add
+
+// func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
 //
 // sets out[r] to the dot of row r (nb ≥ 1 blocks at x + r·nb·176) with
 // the Q8_K activation at yp (yd = yp: its blocks' scales) for r < rows.
-TEXT ·q5KDotRowsRelaxed(SB), NOSPLIT, $0-64
+TEXT ·q5KDotRowsRelaxed(SB), NOSPLIT, $0-56
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V6
 	V128Const $0x1010101010101010, $0x1010101010101010; Set V7
-	KROWSI(176, 292, 292, Q5BLOCK(Q5GROUPSR, 260, FMA8D), Q5FIN)
+	KROWSY(176, 292, 292, Q5INITR, Q5BLOCK(Q5GROUPSR, 260, FMA8R, Q5MINFMAR), Q5FINR)
 	RET
 
 // ---- Q3_K ----
@@ -79,13 +95,13 @@ TEXT ·q5KDotRowsRelaxed(SB), NOSPLIT, $0-64
 	Q3RT(8*(h)+2*(s), V2, V8, qsh, hsh, sv, 2*(s), V10); \
 	Q3RT(8*(h)+2*(s)+1, V3, V9, qsh, hsh, sv, 2*(s)+1, V11)
 
-// func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *byte)
+// func q3KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
 //
 // is q5KDotRowsRelaxed for Q3_K rows (110-byte blocks).
-TEXT ·q3KDotRowsRelaxed(SB), NOSPLIT, $0-64
+TEXT ·q3KDotRowsRelaxed(SB), NOSPLIT, $0-56
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6
 	V128Const $0x0404040404040404, $0x0404040404040404; Set V7
-	KROWSI(110, 292, 292, Q3BLOCK(KNONE, Q3RF, FMA8D), KNONE)
+	KROWSY(110, 292, 292, KNONE, Q3BLOCK(KNONE, Q3RF, FMA8R), KNONE)
 	RET
 
 // ---- Q2_K ----
@@ -103,11 +119,11 @@ TEXT ·q3KDotRowsRelaxed(SB), NOSPLIT, $0-64
 	Q2RT(8*(h)+2*(s), V2, sh, V10); \
 	Q2RT(8*(h)+2*(s)+1, V3, sh, V11)
 
-// func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32, st *byte)
+// func q2KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
 //
 // is q5KDotRowsRelaxed for Q2_K rows (84-byte blocks).
-TEXT ·q2KDotRowsRelaxed(SB), NOSPLIT, $0-64
+TEXT ·q2KDotRowsRelaxed(SB), NOSPLIT, $0-56
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V7
-	KROWSI(84, 292, 292, Q2BLOCK(Q2RF, 260, FMA8D), KNONE)
+	KROWSY(84, 292, 292, KNONE, Q2BLOCK(Q2RF, 260, FMA8R), KNONE)
 	RET
