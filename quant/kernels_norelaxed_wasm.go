@@ -10,3 +10,8 @@ func relaxedTables() []kernelTable { return nil }
 // build (exp_relaxed_wasm.go).
 func swigluWasm(gate, up []float32)                            { swigluSIMD128(gate, up) }
 func expShiftWasm(x []float32, m float32, sum float64) float64 { return expShiftSIMD128(x, m, sum) }
+
+// q5KRowsNCall is q5KRowsN: there is no relaxed kernel in this build.
+func q5KRowsNCall(_ bool, x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32) {
+	q5KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+}

@@ -19,8 +19,9 @@ package quant
 // moved onto the weights, its magnitudes the i7 operand). Q5_K, Q3_K and
 // Q2_K, summed in ggml's x86 order, have a relaxed Dot and DotRows
 // (relaxedkx_wasm.go: their fused multiply-adds by f32x4.relaxed_madd,
-// which web/picolm.js makes sure is fused) and keep their SIMD128 DotN and
-// DotRowsN.
+// which web/picolm.js makes sure is fused) and keep their SIMD128 DotN;
+// Q5_K's DotRowsN is the SIMD128 kernel with its float part by
+// relaxed_madd, Q3_K's and Q2_K's the SIMD128 ones.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four
@@ -33,7 +34,7 @@ func relaxedTables() []kernelTable {
 			{Q6_K, kernels{dot: dotQ6_KRelaxed, dotRows: dotRowsQ6_KRelaxed, dotRowsN: dotRowsNQ6_KRelaxed}},
 			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed, dotRowsN: dotRowsNQ4_0Relaxed}},
 			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
-			{Q5_K, kernels{dot: dotQ5_KRelaxed, dotRows: dotRowsQ5_KRelaxed}},
+			{Q5_K, kernels{dot: dotQ5_KRelaxed, dotRows: dotRowsQ5_KRelaxed, dotRowsN: dotRowsNQ5_KRelaxed}},
 			{Q3_K, kernels{dot: dotQ3_KRelaxed, dotRows: dotRowsQ3_KRelaxed}},
 			{Q2_K, kernels{dot: dotQ2_KRelaxed, dotRows: dotRowsQ2_KRelaxed}},
 		},

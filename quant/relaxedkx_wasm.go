@@ -5,7 +5,9 @@ package quant
 // The relaxed-SIMD Dot and DotRows kernels of the K-quants summed in
 // ggml's x86 order (relaxedkx_wasm.s): the row kernels take the Q8_K
 // activation as it is, so Dot is DotRows of one row, and DotRows runs all
-// the rows in one call, whatever their length.
+// the rows in one call, whatever their length. Q5_K's DotRowsN is the
+// SIMD128 kernel's (q5_k_wasm.go) with the float part by relaxed_madd
+// (q5KRowsNRelaxed).
 
 //go:noescape
 func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
@@ -49,4 +51,21 @@ func kxDotRowsRelaxed(t Type, n int, w, act []byte, out []float32) {
 	case Q2_K:
 		q2KDotRowsRelaxed(&w[0], nb, len(out), &act[0], &act[0], &fp16ToFP32Table[0], &out[0])
 	}
+}
+
+//go:noescape
+func q5KRowsNRelaxed(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
+
+// dotRowsNQ5_KRelaxed is the Q5_K DotRowsN kernel.
+func dotRowsNQ5_KRelaxed(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	q5KDotRowsN(true, n, w, acts, outs, at)
+}
+
+// q5KRowsNCall is q5KRowsNRelaxed (relaxed) or q5KRowsN, called by name.
+func q5KRowsNCall(relaxed bool, x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32) {
+	if relaxed {
+		q5KRowsNRelaxed(x, nb, rows, yp, k, yd, tab, st, out)
+		return
+	}
+	q5KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
 }

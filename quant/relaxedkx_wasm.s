@@ -4,6 +4,7 @@
 #include "simd_wasm.h"
 #include "kkq_wasm.h"
 #include "relaxed_wasm.h"
+#include "q5kn_wasm.h"
 
 // The relaxed-SIMD DotRows kernels of the K-quants summed in ggml's x86
 // order (relaxedkx_wasm.go; the references are dotQ5_KRef, …): the
@@ -126,4 +127,35 @@ TEXT ·q2KDotRowsRelaxed(SB), NOSPLIT, $0-56
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V7
 	KROWSY(84, 292, 292, KNONE, Q2BLOCK(Q2RF, 260, FMA8R), KNONE)
+	RET
+
+// ---- Q5_K DotRowsN ----
+
+// KFMAACTR is q5KRowsN's float part per activation (q5kn_wasm.h's
+// KFMAACT) with f32x4.relaxed_madd: the activation's int32 lanes at R12
+// (exact in float32) times d = yd·dx added to its float32 accumulators at
+// R13, four lanes a madd, and its min sums (a float32 at R13+1024) by one
+// more (mins in V0, scratch V5, V8).
+#define KFMAACTR \
+	Get R4; I32WrapI64; F32Load $0; Set F1; \
+	Get F1; KTAB(R0, 0); F32Mul; F32x4Splat; Set V8; \
+	Get R13; I32WrapI64; LANESLO; F32x4ConvertI32x4S; Get V8; Get R13; I32WrapI64; V128Load $0; RMADD; V128Store $0, $0; \
+	Get R13; I32WrapI64; LANESHI; F32x4ConvertI32x4S; Get V8; Get R13; I32WrapI64; V128Load $16; RMADD; V128Store $0, $16; \
+	Get V0; Q5MINSLOV; Get R11; I32WrapI64; V128Load $512; I32x4DotI16x8S; \
+	Get V0; Q5MINSHIV; Get R11; I32WrapI64; V128Load $528; I32x4DotI16x8S; \
+	I32x4Add; Set V5; \
+	Get R13; I32WrapI64; \
+	Get F1; F32Neg; KTAB(R0, 2); F32Mul; F32x4Splat; \
+	HSUM(V5); F32ConvertI32S; F32x4Splat; \
+	Get R13; I32WrapI64; F32Load $(1536-512); F32x4Splat; RMADD; F32x4ExtractLane $0, $0; F32Store $(1536-512)
+
+// Q5NACC32 and Q5NMIN32 load KFMAACTR's accumulators and min sums.
+#define Q5NACC32 Get R13; I32WrapI64; V128Load $0; Set V14; Get R13; I32WrapI64; V128Load $16; Set V15
+#define Q5NMIN32 Get R13; I32WrapI64; F32Load $(1536-512)
+
+// func q5KRowsNRelaxed(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
+//
+// is q5KRowsN (q5_k_rowsn_wasm.s) with the float part KFMAACTR.
+TEXT ·q5KRowsNRelaxed(SB), NOSPLIT, $0-72
+	Q5KROWSN(KFMAACTR, Q5NACC32, Q5NMIN32)
 	RET
