@@ -15,3 +15,13 @@ func expShiftWasm(x []float32, m float32, sum float64) float64 { return expShift
 func q5KRowsNCall(_ bool, x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32) {
 	q5KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
 }
+
+// kRowsNCall is q3KRowsN or q2KRowsN (t): there is no relaxed kernel in
+// this build.
+func kRowsNCall(t Type, _ bool, x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32) {
+	if t == Q3_K {
+		q3KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+		return
+	}
+	q2KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+}

@@ -202,7 +202,13 @@
 // activation (R4 its scale, R11 its prepared block, R12 its lanes, R13
 // its accumulators); at the end of a row hsumX86 of each activation's
 // accumulators to out.
-#define KROWSN(size, block, prefloat, float) \
+#define KROWSN(size, block, prefloat, float) KROWSNA(size, block, prefloat, float, KACC64)
+
+// KROWSNA(size, block, prefloat, float, accload) is KROWSN with accload
+// setting V14, V15 to an activation's accumulators at R13 as float32 at
+// the end of a row (KACC64: float64 values, KFMAL's; KACC32: float32
+// ones, the relaxed build's).
+#define KROWSNA(size, block, prefloat, float, accload) \
 	I64Load x+0(FP); Set R0; \
 	I64Load tab+48(FP); Set R14; \
 	I64Load rows+16(FP); Set R15; \
@@ -247,10 +253,7 @@
 		I64Load out+64(FP); I64Load rows+16(FP); Get R15; I64Sub; I64Load k+32(FP); I64Mul; I64Const $2; I64Shl; I64Add; Set R12; \
 		I64Load k+32(FP); Set R10; \
 		Loop; \
-			Get R13; I32WrapI64; V128Load $0; F32x4DemoteF64x2Zero; \
-			Get R13; I32WrapI64; V128Load $16; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V14; \
-			Get R13; I32WrapI64; V128Load $32; F32x4DemoteF64x2Zero; \
-			Get R13; I32WrapI64; V128Load $48; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V15; \
+			accload; \
 			Get R12; I32WrapI64; KHSUM8; F32Store $0; \
 			ADD(R12, 4); \
 			ADD(R13, 64); \
@@ -258,6 +261,13 @@
 		End; \
 		COUNTDOWN(R15); \
 	End
+
+#define KACC64 \
+	Get R13; I32WrapI64; V128Load $0; F32x4DemoteF64x2Zero; \
+	Get R13; I32WrapI64; V128Load $16; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V14; \
+	Get R13; I32WrapI64; V128Load $32; F32x4DemoteF64x2Zero; \
+	Get R13; I32WrapI64; V128Load $48; F32x4DemoteF64x2Zero; TOHIGH; V128Or; Set V15
+#define KACC32 Get R13; I32WrapI64; V128Load $0; Set V14; Get R13; I32WrapI64; V128Load $16; Set V15
 
 // KYD pushes activation i's scale of the block (at R4).
 #define KYD Get R4; I32WrapI64; F32Load $0
@@ -449,3 +459,101 @@
 	Get V8; F64x2ExtractLane $0, $0; F32DemoteF64; F32x4Splat; Set V9; \
 	Get V2; F32x4ConvertI32x4S; Get V9; Get V14; RMADD; Set V14; \
 	Get V3; F32x4ConvertI32x4S; Get V9; Get V15; RMADD; Set V15
+
+// ---- Q3_K and Q2_K DotRowsN (q3_k_rowsn_wasm.s, q2_k_rowsn_wasm.s and
+// the relaxed build's relaxedkx_wasm.s: KROWSN's block, prefloat and
+// float) ----
+
+// Q3S(sreg, sh) sets V4 to the scale in byte sh/8 of sreg, less 32, in
+// every int16 lane.
+#define Q3S(sreg, sh) \
+	Get sreg; I64Const $(sh); I64ShrU; I64Const $0xff; I64And; I32WrapI64; I32Const $32; I32Sub; I16x8Splat; Set V4
+
+// Q3C(qv, nv, qsh, nsh, sreg, sh, ev, od) sets ev, od to a chunk's even
+// and odd weights times their scale.
+#define Q3C(qv, nv, qsh, nsh, sreg, sh, ev, od) \
+	Get qv; qsh; Get V6; V128And; Get nv; nsh; Get V7; V128And; I8x16Sub; Set V5; \
+	Q3S(sreg, sh); \
+	EVEN(V5); Get V4; I16x8Mul; Set ev; \
+	ODD(V5); Get V4; I16x8Mul; Set od
+
+// Q3G(g, qoff, sreg, s, qsh0, nsh0, qsh1, nsh1) decodes group g: fields s
+// and s+1 of the half with qs at qoff (chunks 4g, 4g+1 and 4g+2, 4g+3),
+// their scales bytes 2s.. of sreg (within the half).
+#define Q3G(g, qoff, sreg, s, qsh0, nsh0, qsh1, nsh1) \
+	Get R0; I32WrapI64; V128Load $(qoff); Set V2; \
+	Get R0; I32WrapI64; V128Load $(qoff+16); Set V3; \
+	Q3C(V2, V0, qsh0, nsh0, sreg, 16*(s), V8, V9); \
+	Q3C(V3, V1, qsh0, nsh0, sreg, 16*(s)+8, V10, V11); \
+	Q3C(V2, V0, qsh1, nsh1, sreg, 16*(s)+16, V12, V13); \
+	Q3C(V3, V1, qsh1, nsh1, sreg, 16*(s)+24, V14, V15)
+
+#define Q3BLOCKN \
+	SCALES3(R9); \
+	V128Const $0x0303030303030303, $0x0303030303030303; Set V6; \
+	V128Const $0x0404040404040404, $0x0404040404040404; Set V7; \
+	Get R0; I32WrapI64; V128Load $0; V128Not; Set V0; \
+	Get R0; I32WrapI64; V128Load $16; V128Not; Set V1; \
+	Q3G(0, 32, R7, 0, NOSH, SHL2, SHR2, SHL1); \
+	KACTS(0, KSTORELANES); \
+	Q3G(1, 32, R7, 2, SHR4, NOSH, SHR6, SHR1); \
+	KACTS(1, KADDLANES); \
+	Q3G(2, 64, R8, 0, NOSH, SHR2, SHR2, SHR3); \
+	KACTS(2, KADDLANES); \
+	Q3G(3, 64, R8, 2, SHR4, SHR4, SHR6, SHR5); \
+	KACTS(3, KADDLANES)
+
+#define Q3D KYD; KTAB(R0, 108); F32Mul
+#define Q3FLOAT KFMAL(Q3D, 0)
+#define NOPRE
+
+// Q2C(qv, sh, sreg, b, ev, od) sets ev, od to a chunk's even and odd
+// quants (in qv, moved to bits 0, 1 by sh) times their scale (the low
+// nibble of byte b of sreg).
+#define Q2C(qv, sh, sreg, b, ev, od) \
+	Get qv; sh; Get V6; V128And; Set V5; \
+	Get sreg; I64Const $(8*(b)); I64ShrU; I64Const $0x0f; I64And; I32WrapI64; I16x8Splat; Set V4; \
+	Get V5; Get V0; V128And; Get V4; I16x8Mul; Set ev; \
+	Get V5; I32Const $8; I16x8ShrU; Get V4; I16x8Mul; Set od
+
+// Q2G(g, qoff, sreg, b, sh0, sh1) decodes group g: fields with shifts sh0
+// (chunks 4g, 4g+1) and sh1 (4g+2, 4g+3) of the qs at qoff, their scales
+// bytes b.. of sreg.
+#define Q2G(g, qoff, sreg, b, sh0, sh1) \
+	Get R0; I32WrapI64; V128Load $(qoff); Set V2; \
+	Get R0; I32WrapI64; V128Load $(qoff+16); Set V3; \
+	Q2C(V2, sh0, sreg, b, V8, V9); \
+	Q2C(V3, sh0, sreg, (b)+1, V10, V11); \
+	Q2C(V2, sh1, sreg, (b)+2, V12, V13); \
+	Q2C(V3, sh1, sreg, (b)+3, V14, V15)
+
+#define Q2BLOCKN \
+	Get R0; I32WrapI64; I64Load $0; Set R7; \
+	Get R0; I32WrapI64; I64Load $8; Set R8; \
+	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff; Set V0; \
+	V128Const $0x0303030303030303, $0x0303030303030303; Set V6; \
+	Q2G(0, 16, R7, 0, NOSH, SHR2); \
+	KACTS(0, KSTORELANES); \
+	Q2G(1, 16, R7, 4, SHR4, SHR6); \
+	KACTS(1, KADDLANES); \
+	Q2G(2, 48, R8, 0, NOSH, SHR2); \
+	KACTS(2, KADDLANES); \
+	Q2G(3, 48, R8, 4, SHR4, SHR6); \
+	KACTS(3, KADDLANES)
+
+// Q2MINS sets V6, V7 to the block's mins as int16 lanes.
+#define Q2MINS \
+	Get R0; I32WrapI64; V128Load $0; I32Const $4; I16x8ShrU; V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; V128And; Set V5; \
+	Get V5; I16x8ExtendLowI8x16U; Set V6; \
+	Get V5; I16x8ExtendHighI8x16U; Set V7
+
+#define Q2DMIN KYD; F32Neg; KTAB(R0, 82); F32Mul
+#define Q2D KYD; KTAB(R0, 80); F32Mul
+#define Q2FLOAT Q2MINLANES; KFMA2(Q2DMIN, 32, Q2D, 0)
+
+// Q2MINLANES stores the activation's min lanes (the mins in V6, V7 dotted
+// with its bsums) at R12+32.
+#define Q2MINLANES \
+	Get R12; I32WrapI64; Get V6; Get R11; I32WrapI64; V128Load $512; I32x4DotI16x8S; V128Store $0, $32; \
+	Get R12; I32WrapI64; Get V7; Get R11; I32WrapI64; V128Load $528; I32x4DotI16x8S; V128Store $0, $48
+

@@ -20,8 +20,8 @@ package quant
 // Q2_K, summed in ggml's x86 order, have a relaxed Dot and DotRows
 // (relaxedkx_wasm.go: their fused multiply-adds by f32x4.relaxed_madd,
 // which web/picolm.js makes sure is fused) and keep their SIMD128 DotN;
-// Q5_K's DotRowsN is the SIMD128 kernel with its float part by
-// relaxed_madd, Q3_K's and Q2_K's the SIMD128 ones.
+// their DotRowsN kernels are the SIMD128 ones with the float part by
+// relaxed_madd.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four
@@ -35,8 +35,8 @@ func relaxedTables() []kernelTable {
 			{Q4_0, kernels{dotRows: dotRowsQ4_0Relaxed, dotRowsN: dotRowsNQ4_0Relaxed}},
 			{Q8_0, kernels{dotRows: dotRowsQ8_0Relaxed}},
 			{Q5_K, kernels{dot: dotQ5_KRelaxed, dotRows: dotRowsQ5_KRelaxed, dotRowsN: dotRowsNQ5_KRelaxed}},
-			{Q3_K, kernels{dot: dotQ3_KRelaxed, dotRows: dotRowsQ3_KRelaxed}},
-			{Q2_K, kernels{dot: dotQ2_KRelaxed, dotRows: dotRowsQ2_KRelaxed}},
+			{Q3_K, kernels{dot: dotQ3_KRelaxed, dotRows: dotRowsQ3_KRelaxed, dotRowsN: dotRowsNQ3_KRelaxed}},
+			{Q2_K, kernels{dot: dotQ2_KRelaxed, dotRows: dotRowsQ2_KRelaxed, dotRowsN: dotRowsNQ2_KRelaxed}},
 		},
 	}}
 }

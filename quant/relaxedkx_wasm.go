@@ -5,9 +5,9 @@ package quant
 // The relaxed-SIMD Dot and DotRows kernels of the K-quants summed in
 // ggml's x86 order (relaxedkx_wasm.s): the row kernels take the Q8_K
 // activation as it is, so Dot is DotRows of one row, and DotRows runs all
-// the rows in one call, whatever their length. Q5_K's DotRowsN is the
-// SIMD128 kernel's (q5_k_wasm.go) with the float part by relaxed_madd
-// (q5KRowsNRelaxed).
+// the rows in one call, whatever their length. Their DotRowsN kernels are
+// the SIMD128 ones (q5_k_wasm.go, q3_k_wasm.go) with the float part by
+// relaxed_madd (q5KRowsNRelaxed, q3KRowsNRelaxed, q2KRowsNRelaxed).
 
 //go:noescape
 func q5KDotRowsRelaxed(x *byte, nb, rows int, yp, yd *byte, tab, out *float32)
@@ -68,4 +68,35 @@ func q5KRowsNCall(relaxed bool, x *byte, nb, rows int, yp *byte, k int, yd, tab 
 		return
 	}
 	q5KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+}
+
+//go:noescape
+func q3KRowsNRelaxed(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
+
+//go:noescape
+func q2KRowsNRelaxed(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
+
+// dotRowsNQ3_KRelaxed and dotRowsNQ2_KRelaxed are the Q3_K and Q2_K
+// DotRowsN kernels (kRowsN).
+func dotRowsNQ3_KRelaxed(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kRowsN(Q3_K, true, n, w, acts, outs, at)
+}
+
+func dotRowsNQ2_KRelaxed(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	kRowsN(Q2_K, true, n, w, acts, outs, at)
+}
+
+// kRowsNCall is the batch kernel of t (Q3_K or Q2_K), the relaxed one if
+// relaxed, called by name.
+func kRowsNCall(t Type, relaxed bool, x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32) {
+	switch {
+	case t == Q3_K && relaxed:
+		q3KRowsNRelaxed(x, nb, rows, yp, k, yd, tab, st, out)
+	case t == Q3_K:
+		q3KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+	case relaxed:
+		q2KRowsNRelaxed(x, nb, rows, yp, k, yd, tab, st, out)
+	default:
+		q2KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+	}
 }

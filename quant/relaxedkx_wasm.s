@@ -159,3 +159,29 @@ TEXT ·q2KDotRowsRelaxed(SB), NOSPLIT, $0-56
 TEXT ·q5KRowsNRelaxed(SB), NOSPLIT, $0-72
 	Q5KROWSN(KFMAACTR, Q5NACC32, Q5NMIN32)
 	RET
+
+// ---- Q3_K and Q2_K DotRowsN ----
+
+// KFMALR(dpush, loff) is kkq_wasm.h's KFMAL with f32x4.relaxed_madd: d
+// (the float32 pushed by dpush) times the int32 lanes at R12+loff (exact
+// in float32) added to the activation's float32 accumulators at R13, four
+// lanes a madd (V8 the d splat).
+#define KFMALR(dpush, loff) \
+	dpush; F32x4Splat; Set V8; \
+	Get R13; I32WrapI64; Get R12; I32WrapI64; V128Load $(loff); F32x4ConvertI32x4S; Get V8; Get R13; I32WrapI64; V128Load $0; RMADD; V128Store $0, $0; \
+	Get R13; I32WrapI64; Get R12; I32WrapI64; V128Load $(loff+16); F32x4ConvertI32x4S; Get V8; Get R13; I32WrapI64; V128Load $16; RMADD; V128Store $0, $16
+
+// func q3KRowsNRelaxed(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
+//
+// is q3KRowsN (q3_k_rowsn_wasm.s) with the float part by KFMALR.
+TEXT ·q3KRowsNRelaxed(SB), NOSPLIT, $0-72
+	KROWSNA(110, Q3BLOCKN, NOPRE, KFMALR(Q3D, 0), KACC32)
+	RET
+
+// func q2KRowsNRelaxed(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
+//
+// is q2KRowsN (q2_k_rowsn_wasm.s) with the float part by KFMALR: the min
+// lanes times -yd·dmin, then the lanes times yd·d, as the reference.
+TEXT ·q2KRowsNRelaxed(SB), NOSPLIT, $0-72
+	KROWSNA(84, Q2BLOCKN, Q2MINS, Q2MINLANES; KFMALR(Q2DMIN, 32); KFMALR(Q2D, 0), KACC32)
+	RET
