@@ -5,9 +5,10 @@
 #include "kkq_wasm.h"
 
 // The wasm SIMD128 DotRowsN kernel of Q2_K (q2_k_wasm.go; the reference is
-// dotQ2_KRef): KROWSN (kkq_wasm.h) with Q2_K's decoder. A chunk t's
-// quants (bits 2s, 2s+1 of the qs bytes, as q2KDotRows decodes them)
-// times their scale (the low nibble of scale byte t, at most 3·15) as
+// dotQ2_KRef): KROWSN with Q2_K's decoder (Q2BLOCKN, Q2MINS, Q2FLOAT; all
+// in kkq_wasm.h, shared with the relaxed build's q2KRowsNRelaxed). A
+// chunk t's quants (bits 2s, 2s+1 of the qs bytes, as q2KDotRows decodes
+// them) times their scale (the low nibble of scale byte t, at most 3·15) as
 // int16 lanes, even then odd; the float part per activation first the min
 // lanes (lane m: i32x4.dot_i16x8_s of the mins and bsums of sub-blocks
 // 2m, 2m+1) times -yd·dmin, then the lanes times yd·d, one fused

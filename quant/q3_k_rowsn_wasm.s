@@ -5,7 +5,8 @@
 #include "kkq_wasm.h"
 
 // The wasm SIMD128 DotRowsN kernel of Q3_K (q3_k_wasm.go; the reference is
-// dotQ3_KRef): KROWSN (kkq_wasm.h) with Q3_K's decoder. A chunk t's
+// dotQ3_KRef): KROWSN with Q3_K's decoder (Q3BLOCKN; both in kkq_wasm.h,
+// shared with the relaxed build's q3KRowsNRelaxed). A chunk t's
 // weights (as q3KDotRows decodes them: the two low bits less 4 where the
 // inverted high bit is set, signed bytes) times their scale (the 6-bit
 // scale less 32, |q·s| ≤ 128) as int16 lanes, even then odd; the float

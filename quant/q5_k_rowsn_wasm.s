@@ -32,7 +32,8 @@
 // accumulators, R14 fp16ToFP32Table, R15 rows left; F1 yd, F17..F19 the
 // min sums' fused multiply-add; V0 int16 0x00ff, V6 0x0f, V7 0x10 bytes
 // (while decoding), V8..V15 a group's weights, V4 a scale, V2, V3 qs, V5
-// quants; the float part's in KFMAACT.
+// quants; the float part's in KFMAACT. (The macros are in q5kn_wasm.h,
+// shared with the relaxed build's q5KRowsNRelaxed.)
 
 // func q5KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32)
 //
