@@ -11,3 +11,18 @@ func relaxedTables() []kernelTable { return nil }
 func iq4XSRowsNRelaxed(*byte, int, *byte, int, *float32, *[MaxDotN][8]float32, *[MaxDotN][8]int32) {
 	panic("quant: iq4XSRowsNRelaxed outside the relaxedsimd build")
 }
+
+// q5KRowsNCall is q5KRowsN: there is no relaxed kernel in this build.
+func q5KRowsNCall(_ bool, x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32) {
+	q5KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+}
+
+// kRowsNCall is q3KRowsN or q2KRowsN (t): there is no relaxed kernel in
+// this build.
+func kRowsNCall(t Type, _ bool, x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte, out *float32) {
+	if t == Q3_K {
+		q3KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+		return
+	}
+	q2KRowsN(x, nb, rows, yp, k, yd, tab, st, out)
+}

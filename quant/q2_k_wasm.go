@@ -20,5 +20,5 @@ func q2KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte
 
 // dotRowsNQ2_KSIMD128 is the Q2_K DotRowsN kernel (kRowsN).
 func dotRowsNQ2_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	kRowsN(Q2_K, n, w, acts, outs, at)
+	kRowsN(Q2_K, false, n, w, acts, outs, at)
 }

@@ -29,11 +29,6 @@
 // block's lanes (then in V1, V5: FMA8 takes V10, V11), V14, V15 the
 // accumulators, V2..V4, V8..V13 FMA8's
 
-#define SHR2 I32Const $2; I16x8ShrU
-#define SHR4 I32Const $4; I16x8ShrU
-#define SHR6 I32Const $6; I16x8ShrU
-#define NOSH
-
 // Q2T(t, qv, sh, acc) adds weights 16t.. (qs bytes in qv, the quants moved
 // to bits 0, 1 by sh; scale t) to acc.
 #define Q2T(t, qv, sh, acc) \
@@ -49,30 +44,6 @@
 	Q2T(8*(h)+2*(s), V2, sh, V10); \
 	Q2T(8*(h)+2*(s)+1, V3, sh, V11)
 
-// Q2BLOCK adds the block at R0 to the accumulators.
-#define Q2BLOCK \
-	Get R0; I32WrapI64; V128Load $0; Set V5; \
-	Get V5; Get V7; V128And; Set V1; \
-	Get V5; I32Const $4; I16x8ShrU; Get V7; V128And; Set V12; \
-	Get R0; I32WrapI64; V128Load $16; Set V2; \
-	Get R0; I32WrapI64; V128Load $32; Set V3; \
-	V128Const $0, $0; Set V10; \
-	V128Const $0, $0; Set V11; \
-	Q2F(0, 0, NOSH); Q2F(0, 1, SHR2); Q2F(0, 2, SHR4); Q2F(0, 3, SHR6); \
-	Get R0; I32WrapI64; V128Load $48; Set V2; \
-	Get R0; I32WrapI64; V128Load $64; Set V3; \
-	Q2F(1, 0, NOSH); Q2F(1, 1, SHR2); Q2F(1, 2, SHR4); Q2F(1, 3, SHR6); \
-	Get V12; I16x8ExtendLowI8x16U; Get R1; I32WrapI64; V128Load $512; I32x4DotI16x8S; Set V2; \
-	Get V12; I16x8ExtendHighI8x16U; Get R1; I32WrapI64; V128Load $528; I32x4DotI16x8S; Set V3; \
-	Get V10; Set V1; \
-	Get V11; Set V5; \
-	Get R3; I32WrapI64; F32Load $0; F32Neg; KTAB(R0, 82); F32Mul; F64PromoteF32; F64x2Splat; Set V8; \
-	FMA8; \
-	KD(80); \
-	Get V1; Set V2; \
-	Get V5; Set V3; \
-	FMA8
-
 // func q2KDotRows(x *byte, nb, rows int, yp *byte, yd, tab, out *float32)
 //
 // sets out[r] to the dot of row r (nb ≥ 1 blocks at x + r·nb·84) with the
@@ -81,5 +52,5 @@ TEXT ·q2KDotRows(SB), NOSPLIT, $0-56
 	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff; Set V0
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V7
-	KROWS(84, Q2BLOCK)
+	KROWS(84, Q2BLOCK(Q2F, 512, FMA8))
 	RET

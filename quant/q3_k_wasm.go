@@ -51,15 +51,17 @@ func q3KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte
 
 // dotRowsNQ3_KSIMD128 is the Q3_K DotRowsN kernel (kRowsN).
 func dotRowsNQ3_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	kRowsN(Q3_K, n, w, acts, outs, at)
+	kRowsN(Q3_K, false, n, w, acts, outs, at)
 }
 
 // kRowsN is the DotRowsN kernel of t (Q3_K or Q2_K) with its batch
-// kernel (q3KRowsN, q2KRowsN: kkq_wasm.h's KROWSN; called by name): up to
+// kernel (q3KRowsN, q2KRowsN: kkq_wasm.h's KROWSN, or with relaxed in the
+// relaxedsimd build q3KRowsNRelaxed, q2KRowsNRelaxed; called by name,
+// kRowsNCall): up to
 // MaxDotN activations prepared at once (as many as x86Prep holds), then
 // the batch kernel over kRowsNChunk rows at a time; rows too long for one
 // activation in the buffer take x86RowsN (Dot).
-func kRowsN(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+func kRowsN(t Type, relaxed bool, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	nb := n / qkK
 	rowBytes := nb * x86Size(t)
 	if nb == 0 || len(acts) == 0 {
@@ -87,11 +89,7 @@ func kRowsN(t Type, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 		}
 		for r0 := 0; r0 < rows; r0 += kRowsNChunk {
 			c := min(kRowsNChunk, rows-r0)
-			if t == Q3_K {
-				q3KRowsN(&w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
-			} else {
-				q2KRowsN(&w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
-			}
+			kRowsNCall(t, relaxed, &w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
 			for i, o := range outs[:k] {
 				o = o[at+r0 : at+r0+c]
 				for r := range o {

@@ -42,11 +42,17 @@ func q5KRowsN(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, st *byte
 // results then go to the outputs).
 const kRowsNChunk = 64
 
-// dotRowsNQ5_KSIMD128 is the Q5_K DotRowsN kernel: up to MaxDotN
-// activations prepared at once (as many as x86Prep holds), then
-// q5KRowsN over kRowsNChunk rows at a time; rows too long for one
-// activation in the buffer take x86RowsN (Dot).
+// dotRowsNQ5_KSIMD128 is the Q5_K DotRowsN kernel (q5KDotRowsN).
 func dotRowsNQ5_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
+	q5KDotRowsN(false, n, w, acts, outs, at)
+}
+
+// q5KDotRowsN is the Q5_K DotRowsN kernel: up to MaxDotN activations
+// prepared at once (as many as x86Prep holds), then q5KRowsN, or (relaxed,
+// in the relaxedsimd build) q5KRowsNRelaxed (q5KRowsNCall), over
+// kRowsNChunk rows at a time; rows too long for one activation in the
+// buffer take x86RowsN (Dot).
+func q5KDotRowsN(relaxed bool, n int, w []byte, acts [][]byte, outs [][]float32, at int) {
 	nb := n / qkK
 	rowBytes := nb * q5_KBytes
 	if nb == 0 || len(acts) == 0 {
@@ -74,7 +80,7 @@ func dotRowsNQ5_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at in
 		}
 		for r0 := 0; r0 < rows; r0 += kRowsNChunk {
 			c := min(kRowsNChunk, rows-r0)
-			q5KRowsN(&w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
+			q5KRowsNCall(relaxed, &w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
 			for i, o := range outs[:k] {
 				o = o[at+r0 : at+r0+c]
 				for r := range o {

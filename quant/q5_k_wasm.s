@@ -27,35 +27,18 @@
 // float32, one fused multiply-add per lane and block (simd_wasm.h's FMA8),
 // and one per block for the min sums, a float64 sum rounded to float32
 // unless it is a float32 midpoint, then emulated exactly (FMAHALF); at the
-// end of a row hsumX86 of the lanes, plus the min sums.
+// end of a row hsumX86 of the lanes, plus the min sums (kkq_wasm.h's
+// Q5BLOCK and KROWSY, which the relaxed kernel shares).
 //
 // register use:
 //	R0 weight block, R1 prepared activation block, R2 blocks left, R3 the
 //	activation's scale of the block, R4..R10 SCALESMINS, R12 the output,
-//	R14 fp16ToFP32Table, R15 the row; F1 the activation's scale, F17 the
+//	R14 fp16ToFP32Table, R15 rows left; F1 the activation's scale, F17 the
 //	min sums, F18 their next sum, F19 its product;
 //	V0 int16 0x00ff, V6 0x0f and V7 0x10 bytes, V1 the scales (bytes),
 //	V2, V3 32 qs bytes (then FMA8's lanes), V8, V9 qh (then V8 d), V4 a
 //	scale (int32 lanes), V5 16 quants (then the mins), V10, V11 the
 //	block's lanes, V14, V15 the accumulators, V9..V13 FMA8's scratch
-
-// Q5LO(qv, hv, sh) pushes the low nibbles of qv with their fifth bits
-// from hv moved to bit 4 by sh (a shift of the int16 lanes, or nothing).
-#define Q5LO(qv, hv, sh) \
-	Get qv; Get V6; V128And; Get hv; sh; Get V7; V128And; V128Or
-
-// Q5HI(qv, hv, sh) is Q5LO for the high nibbles.
-#define Q5HI(qv, hv, sh) \
-	Get qv; I32Const $4; I16x8ShrU; Get V6; V128And; Get hv; sh; Get V7; V128And; V128Or
-
-#define SHL4 I32Const $4; I16x8Shl
-#define SHL3 I32Const $3; I16x8Shl
-#define SHL2 I32Const $2; I16x8Shl
-#define SHL1 I32Const $1; I16x8Shl
-#define SHR1 I32Const $1; I16x8ShrU
-#define SHR2 I32Const $2; I16x8ShrU
-#define SHR3 I32Const $3; I16x8ShrU
-#define NOSH
 
 // Q5DOT(t, acc) adds the lanes of the unsigned quant bytes in V5 (weights
 // 16t..) against the prepared activation at R1, times the scale in V4, to
@@ -76,91 +59,16 @@
 	Q5HI(V2, V8, shhi); Set V5; Q5DOT(4*(g)+2, V10); \
 	Q5HI(V3, V9, shhi); Set V5; Q5DOT(4*(g)+3, V11)
 
-// Q5MINSLO, Q5MINSHI push the mins splat in V5 (bytes 0..7: m0..m7) as
-// the int16 lanes m0 m0 m1 m1 … m3 m3 and m4 m4 … m7 m7.
-#define Q5MINSLO Get V5; V128Const $0x8001800180008000, $0x8003800380028002; I8x16Swizzle
-#define Q5MINSHI Get V5; V128Const $0x8005800580048004, $0x8007800780068006; I8x16Swizzle
+// Q5GROUPS adds the block's four groups.
+#define Q5GROUPS Q5G(0, SHL4, SHL3); Q5G(1, SHL2, SHL1); Q5G(2, NOSH, SHR1); Q5G(3, SHR2, SHR3)
 
 // func q5KDotRows(x *byte, nb, rows int, yp *byte, yd, tab, out *float32)
 //
 // sets out[r] to the dot of row r (nb ≥ 1 blocks at x + r·nb·176) with the
 // activation prepared at yp (its blocks' scales at yd) for r < rows.
 TEXT ·q5KDotRows(SB), NOSPLIT, $0-56
-	I64Load x+0(FP); Set R0
-	I64Load tab+40(FP); Set R14
-	I64Load out+48(FP); Set R12
-	I64Const $0; Set R15
 	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff; Set V0
 	V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V6
 	V128Const $0x1010101010101010, $0x1010101010101010; Set V7
-	Block
-	Loop
-		Get R15; I64Load rows+16(FP); I64GeU; BrIf $1
-		I64Load yp+24(FP); Set R1
-		I64Load yd+32(FP); Set R3
-		I64Load nb+8(FP); Set R2
-		V128Const $0, $0; Set V14
-		V128Const $0, $0; Set V15
-		F64Const $0.0; Set F17
-		Loop
-			SCALESMINS
-			Get R8; I64Const $32; I64Shl; Get R7; I64Or; I64x2Splat; Set V1
-			Get R0; I32WrapI64; V128Load $16; Set V8
-			Get R0; I32WrapI64; V128Load $32; Set V9
-			V128Const $0, $0; Set V10
-			V128Const $0, $0; Set V11
-			Q5G(0, SHL4, SHL3)
-			Q5G(1, SHL2, SHL1)
-			Q5G(2, NOSH, SHR1)
-			Q5G(3, SHR2, SHR3)
-
-			// Σ min·bsum: the mins, each twice, dotted with the bsums
-			Get R10; I64Const $32; I64Shl; Get R9; I64Or; I64x2Splat; Set V5
-			Q5MINSLO; Get R1; I32WrapI64; V128Load $512; I32x4DotI16x8S
-			Q5MINSHI; Get R1; I32WrapI64; V128Load $528; I32x4DotI16x8S
-			I32x4Add; Set V5
-
-			// acc = fma(yd·d, lanes, acc) (FMA8: lanes in V2, V3)
-			Get R3; I32WrapI64; F32Load $0; Set F1
-			Get F1; KTAB(R0, 0); F32Mul; F64PromoteF32; F64x2Splat; Set V8
-			Get V10; Set V2
-			Get V11; Set V3
-			FMA8
-
-			// summs = fma(-yd·dmin, Σ min·bsum, summs): the sum in float64,
-			// rounded to float32 unless it is a float32 rounding midpoint
-			// (its 29 low bits 1<<28), then by FMAHALF. (Below float32's
-			// normal range the float64 sum is exact: every term is a
-			// multiple of 2^-149, a float32's or one's times an integer.)
-			Get F1; F32Neg; KTAB(R0, 2); F32Mul; F64PromoteF32
-			HSUM(V5); F64ConvertI32S; F64Mul; Set F19
-			Get F19; Get F17; F64Add; Set F18
-			Get F18; I64ReinterpretF64; I64Const $0x1fffffff; I64And; I64Const $0x10000000; I64Eq
-			If
-				Get F19; F64x2Splat; Set V9
-				Get F17; F64x2Splat; Set V10
-				FMAHALF; F32x4ExtractLane $0, $0; F64PromoteF32; Set F17
-			Else
-				Get F18; F32DemoteF64; F64PromoteF32; Set F17
-			End
-
-			ADD(R0, 176)
-			ADD(R1, 544)
-			ADD(R3, 4)
-			COUNTDOWN(R2)
-		End
-
-		// hsumX86 of the lanes, plus the min sums
-		Get V14; Get V15; F32x4Add; Set V4
-		Get R12; I32WrapI64
-		Get V4; F32x4ExtractLane $0, $0; Get V4; F32x4ExtractLane $0, $2; F32Add
-		Get V4; F32x4ExtractLane $0, $1; Get V4; F32x4ExtractLane $0, $3; F32Add
-		F32Add
-		Get F17; F32DemoteF64; F32Add
-		F32Store $0
-		ADD(R12, 4)
-		ADD(R15, 1)
-		Br $0
-	End
-	End
+	KROWSY(176, 544, 4, Q5INIT, Q5BLOCK(Q5GROUPS, 512, FMA8, Q5MINFMA), Q5FIN)
 	RET

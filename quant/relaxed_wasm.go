@@ -8,9 +8,9 @@ package quant
 // laid over the SIMD128 table. Their integer sums (relaxed_wasm.s) are the
 // SIMD128 kernels' exact sums, computed with the relaxed int8 dot
 // (i16x8.relaxed_dot_i8x16_i7x16_s); the float parts are the SIMD128
-// kernels' own or (DotRowsN) the same operations in asm, so every kernel
-// gives the bits of its portable twin, as
-// the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
+// kernels' own, or (DotRowsN) the same operations in asm, or (Q5_K, Q3_K,
+// Q2_K) the same fused multiply-adds by f32x4.relaxed_madd, so every
+// kernel gives the bits of its portable twin, as the twin tests check (in Chromium, web/test/relaxed.test.mjs: Node 20's
 // relaxed dot is wrong). The module needs scripts/relaxpatch after linking
 // (relaxed_wasm.h). Q4_0 keeps its SIMD128 Dot, Q8_0 its SIMD128 Dot and
 // DotRowsN, which measured as fast or faster (relaxed_wasm.s); Q4_0 has a
@@ -19,13 +19,15 @@ package quant
 // moved onto the weights, its magnitudes the i7 operand). IQ4_XS and
 // IQ4_NL (iq4_relaxed_wasm.go; IQ4_NL keeps its SIMD128 Dot) move the
 // activation's signs onto their signed levels the same way. Q4_1, Q5_0 and
-// Q5_1 have relaxed DotRows and DotRowsN (q5rows_relaxed_wasm.go). These
-// five take their references' fused multiply-adds (fma32, ggml's x86
-// order) with f32x4.relaxed_madd, as do SwiGLU's and softmax's
-// exponentials (exp_relaxed_wasm.go): the engine may round it once or
-// twice, and web/picolm.js chooses the relaxed build only where a start-up
-// probe finds it fused (Chromium on x86 with FMA3 and on Arm), where it is
-// fma32.
+// Q5_1 have relaxed DotRows and DotRowsN (q5rows_relaxed_wasm.go); Q5_K,
+// Q3_K and Q2_K a relaxed Dot and DotRows, and DotRowsN kernels that are
+// the SIMD128 ones with a relaxed float part (relaxedkx_wasm.go). These
+// eight, summed in ggml's x86 order, take their references' fused
+// multiply-adds (fma32) with f32x4.relaxed_madd, as do SwiGLU's and
+// softmax's exponentials (exp_relaxed_wasm.go): the engine may round it
+// once or twice, and web/picolm.js chooses the relaxed build only where a
+// start-up probe finds it fused (Chromium on x86 with FMA3 and on Arm),
+// where it is fma32.
 
 // relaxedTables is the relaxed-SIMD table, laid over the SIMD128 one. Its
 // DotN kernels are the SIMD128 table's; its DotRowsN kernels put four
@@ -43,6 +45,9 @@ func relaxedTables() []kernelTable {
 			{Q4_1, kernels{dotRows: dotRowsQ4_1Relaxed, dotRowsN: dotRowsNQ4_1Relaxed}},
 			{Q5_0, kernels{dotRows: dotRowsQ5_0Relaxed, dotRowsN: dotRowsNQ5_0Relaxed}},
 			{Q5_1, kernels{dotRows: dotRowsQ5_1Relaxed, dotRowsN: dotRowsNQ5_1Relaxed}},
+			{Q5_K, kernels{dot: dotQ5_KRelaxed, dotRows: dotRowsQ5_KRelaxed, dotRowsN: dotRowsNQ5_KRelaxed}},
+			{Q3_K, kernels{dot: dotQ3_KRelaxed, dotRows: dotRowsQ3_KRelaxed, dotRowsN: dotRowsNQ3_KRelaxed}},
+			{Q2_K, kernels{dot: dotQ2_KRelaxed, dotRows: dotRowsQ2_KRelaxed, dotRowsN: dotRowsNQ2_KRelaxed}},
 		},
 	}}
 }

@@ -56,12 +56,16 @@ test("the patched quant test binary validates (the unpatched one does not) and i
     const run = ["TestKernelTables", "TestTableTwins", "TestDotTwinsRandom", "TestDotNRandom", "TestDotTwinsManyBlocks",
       "TestDotScalesAllFP16", "TestMatVecTwins", "TestMatVec", "TestMatMulManyRows", "TestMatVecQ8_0Signs", "TestQ8_0RelaxedPaths",
       "TestExpTwins", "TestExpSweep", "TestExpHalfwayLanes", "TestExpRelaxedFallback",
-      "TestIQ4Signs", "TestIQ4RelaxedPaths", "TestMatMul", "TestMatVecX86Midpoint"];
+      "TestIQ4Signs", "TestIQ4RelaxedPaths", "TestMatMul", "TestMatVecX86Midpoint",
+      "TestQ5_KDoubleRounding", "TestQ3_KDoubleRounding", "TestQ2_KDoubleRounding"];
     const r = await tp.evaluate(([u, a]) => window.runTest(u, a), [`${server.url}build/quant-relaxed.test.wasm`, ["-test.v", "-test.run", `^(${run.join("|")})$`]]);
     assert.equal(r.valid, true);
     assert.equal(r.code, 0, r.output.slice(-4000));
     assert.match(r.output, /platform tables: SIMD128, relaxed SIMD\n/);
-    for (const f of ["Q4_K", "Q6_K", "Q4_0", "Q8_0", "IQ4_XS", "IQ4_NL", "Q4_1", "Q5_0", "Q5_1"]) assert.match(r.output, new RegExp(`--- PASS: TestTableTwins/relaxed_SIMD/${f} `), f);
+    for (const f of ["Q4_K", "Q6_K", "Q4_0", "Q8_0", "IQ4_XS", "IQ4_NL", "Q4_1", "Q5_0", "Q5_1", "Q5_K", "Q3_K", "Q2_K"]) assert.match(r.output, new RegExp(`--- PASS: TestTableTwins/relaxed_SIMD/${f} `), f);
+    // the x86-order K-quants' exact path (a float64 sum on a float32 midpoint)
+    for (const t of ["Q5_K", "Q3_K"]) assert.match(r.output, new RegExp(`--- PASS: Test${t}DoubleRounding/Go\\+SIMD128\\+relaxed_SIMD `), t);
+    for (const s of ["mins", "lanes"]) assert.match(r.output, new RegExp(`--- PASS: TestQ2_KDoubleRounding/${s}/Go\\+SIMD128\\+relaxed_SIMD `), s);
     assert.match(r.output, /--- PASS: TestDotTwinsRandom\/Go\+SIMD128\+relaxed_SIMD /);
     assert.match(r.output, /--- PASS: TestMatVecTwins/);
     assert.match(r.output, /--- PASS: TestMatMulManyRows\/Go\+SIMD128\+relaxed_SIMD /);
