@@ -104,26 +104,54 @@ function timed(p) {
 }
 
 // readInto reads the first n bytes of a byte stream into the staging
-// buffer (picolmSource.stage) and resolves with how many came. The chunks
-// are copied in by a default reader: a BYOB reader, which would fill stage
-// in place, left a Blob slice's read pending for good in Chromium 156 in
-// about half the first loads of a model split over two Workers (the
-// chunks are short-lived garbage; stage is the one buffer kept). The reader
-// is cancelled, and the cancel awaited, before the bytes go back to Go.
-async function readInto(body, n) {
+// buffer (picolmSource.stage) and resolves with how many came. The stream
+// is read to its end (its last read says done) and only cancelled when it
+// fails or holds more than n bytes: in Chromium 156 a fetch body cancelled
+// after its last byte keeps every chunk it delivered in memory (about one
+// 1–2 MiB allocation per chunk, still there after a garbage collection,
+// until the Worker ends), which was most of a model's size again while it
+// loaded. byob (a fetch body) reads with a BYOB reader straight into stage,
+// whose buffer each read hands back (src.stage is replaced by the returned
+// view's buffer), so the body allocates nothing per chunk; where the
+// browser has no BYOB reader for the stream, and for Blob slices (a BYOB
+// read of one was left pending for good in Chromium 156 in about half the
+// first loads of a model split over two Workers), a default reader copies
+// the chunks in (short-lived garbage).
+async function readInto(body, n, byob) {
   const src = globalThis.picolmSource;
-  const reader = body.getReader();
-  let off = 0;
+  src.reserve(n); // a read given up on (stalled) kept the buffer it was filling
+  let reader = null;
+  if (byob) {
+    try { reader = body.getReader({ mode: "byob" }); } catch { /* not a byte stream: a default reader */ }
+  }
+  const inPlace = !!reader;
+  if (!reader) reader = body.getReader();
+  let off = 0, ended = false;
   try {
     while (off < n) {
-      const { value, done } = await timed(reader.read());
-      if (done) break;
-      const take = Math.min(value.byteLength, n - off);
-      src.stage.set(value.subarray(0, take), off);
+      let r;
+      if (inPlace) {
+        r = await timed(reader.read(new Uint8Array(src.stage.buffer, off, n - off)));
+        if (r.value) src.stage = new Uint8Array(r.value.buffer);
+        if (r.done) { ended = true; break; }
+        off += r.value.byteLength;
+        continue;
+      }
+      r = await timed(reader.read());
+      if (r.done) { ended = true; break; }
+      const take = Math.min(r.value.byteLength, n - off);
+      src.stage.set(r.value.subarray(0, take), off);
       off += take;
     }
+    if (!ended) {
+      // n bytes came: one more read sees the end (into a byte of its own, so
+      // that a stream longer than n leaves stage's bytes as they are).
+      const r = await timed(inPlace ? reader.read(new Uint8Array(1)) : reader.read());
+      ended = r.done;
+    }
   } finally {
-    await reader.cancel().catch(() => {});
+    if (ended) reader.releaseLock();
+    else await reader.cancel().catch(() => {}); // failed, or longer than n: its bytes past n are not wanted
   }
   return off;
 }
@@ -143,7 +171,7 @@ async function fetchRange(url, start, end) {
       if (resp.status !== 206) throw new Error(`HTTP ${resp.status} ${resp.statusText} for bytes ${start}-${end - 1}`);
       const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(resp.headers.get("content-range") || "");
       if (!m || Number(m[1]) !== start) throw noRange();
-      const n = await readInto(resp.body, Math.min(end, Number(m[2]) + 1) - start);
+      const n = await readInto(resp.body, Math.min(end, Number(m[2]) + 1) - start, true);
       return { n, size: m[3] === "*" ? NaN : Number(m[3]) };
     } catch (e) {
       abort.abort();
@@ -158,7 +186,7 @@ async function fetchRange(url, start, end) {
 async function readBlob(blob, start, end) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await readInto(blob.slice(start, end).stream(), end - start);
+      return await readInto(blob.slice(start, end).stream(), end - start, false);
     } catch (e) {
       if (!String(e.message).startsWith("picolm:stalled") || attempt >= 3) throw e;
       console.warn(`picolm: reading bytes ${start}-${end - 1} of ${blob.name || "a Blob"} stalled; trying again`);

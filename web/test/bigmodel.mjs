@@ -1,28 +1,50 @@
-// bigmodel.mjs — a model over 4 GiB in headless Chromium, split over Workers
-// that each read only their rows by HTTP Range requests (run by hand; see
+// bigmodel.mjs — the memory of a model over 4 GiB in headless Chromium,
+// split over Workers that each read only their rows (run by hand; see
 // README "Models over 4 GiB"):
 //
 //   go run ./scripts/synth -preset llama3-8b -random-blocks -sparse -o /tmp/l3-8b.gguf
 //   scripts/serve.sh --build-only
-//   node web/test/bigmodel.mjs /tmp/l3-8b.gguf [WORKERS] [TOKENS]
+//   node web/test/bigmodel.mjs [-cache] /tmp/l3-8b.gguf [WORKERS] [TOKENS]
 //
 // It serves the file (hard-linked into a temporary directory, so the file
 // must be on the same file system as the system's temporary directory)
-// from build/serve, loads it with {workers: WORKERS (default 2), cache:
-// false}, generates TOKENS (default 8) greedy tokens, and prints the load
-// time, tok/s, the Workers' wasm memories, the memory once loaded (settled, 2 s
-// after) and after generating, and the peaks (sampled every 200 ms from /proc's smaps_rollup)
-// of the renderer's RSS (the page and its Workers) and of the summed RSS and PSS
-// of every Chromium process, and the renderers' RSS split by mapping (idle,
-// loaded and at the peak: breakdown), as JSON.
-import { linkSync, readFileSync, statSync } from "node:fs";
+// from build/serve and opens web/test/bigmodel.html in a Chromium of its
+// own, which loads it with {workers: WORKERS (default 2), cache: false}
+// (Range requests straight into each Worker's memory) and generates TOKENS
+// (default 8) greedy tokens. With -cache it loads with {cache: true}
+// instead: downloaded into the OPFS cache and read from there ("download"),
+// unloaded, then loaded and run again from the cache alone ("cached"); the
+// file is deleted from the cache after, but it takes the model's size on
+// disk meanwhile (in a temporary profile, removed at the end).
+//
+// Chromium is started directly, without DevTools: under Playwright (any
+// CDP client with the Network domain enabled, which Playwright enables in
+// every Worker) Chromium's DevTools network agent keeps the bodies of the
+// Workers' Range replies for the inspector, up to its buffer limits
+// (hundreds of MB per Worker), memory a user's tab does not spend: it was
+// most of the "model + 18.5%" measured with Playwright on 2026-12-02. The
+// page reports each step by a request the server logs (-log-requests).
+//
+// It prints, as JSON: the load times, tok/s, the Workers' wasm memories,
+// the renderers' RSS (the page and its Workers) and the summed RSS and PSS
+// of every Chromium process, sampled every 200 ms from /proc's
+// smaps_rollup: idle (the page loaded, no model), and for each step
+// (loading, generating, per phase) its peak, with the renderers' RSS split
+// by mapping at that peak (breakdown), and the overall peak over the
+// model's size.
+import { spawn } from "node:child_process";
+import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, basename } from "node:path";
-import { startServer, launch } from "./harness.mjs";
+import { chromiumArgs, startServer } from "./harness.mjs";
 import { descendants } from "./procs.mjs";
 
-const [file, workersArg, tokensArg] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const cache = args[0] === "-cache";
+if (cache) args.shift();
+const [file, workersArg, tokensArg] = args;
 if (!file) {
-  console.error("usage: node web/test/bigmodel.mjs MODEL.gguf [WORKERS] [TOKENS]");
+  console.error("usage: node web/test/bigmodel.mjs [-cache] MODEL.gguf [WORKERS] [TOKENS]");
   process.exit(2);
 }
 const workers = Number(workersArg || 2), tokens = Number(tokensArg || 8);
@@ -73,7 +95,7 @@ function breakdown(pids) {
       const kb = Number(m[2]);
       if (m[1] === "Size") { size = kb; continue; }
       let k = kind;
-      if (k === "anon" && perms.startsWith("rw") && size >= 64 << 10) { k = "big"; out.bigMaps.push(kb * 1024); }
+      if (k === "anon" && perms.startsWith("rw") && size >= 64 << 10) { k = "big"; if (kb > 0) out.bigMaps.push(kb * 1024); }
       out[k] += kb * 1024;
       if (k === "anon" && kb > 0) {
         const b = `${perms} ${size >= 1024 ? `${2 ** Math.floor(Math.log2(size >> 10))}M+` : "<1M"}`;
@@ -86,53 +108,84 @@ function breakdown(pids) {
   return out;
 }
 
-const server = await startServer();
+const bare = ({ all, allPss, renderer }) => ({ all, allPss, renderer });
+const over = (n) => +(n / size).toFixed(3);
+
+const log = join(mkdtempSync(join(tmpdir(), "picolm-bigmodel-")), "requests.jsonl");
+const server = await startServer(undefined, ["-log-requests", log]);
 linkSync(file, join(server.models, basename(file)));
-const browser = await launch();
-const pid = process.pid; // the Chromium processes are this one's descendants
-let peak = { all: 0, allPss: 0, renderer: 0 };
-let peakBreakdown = null; // breakdown() at the renderers' peak RSS
-const timer = setInterval(() => {
-  const r = rss(pid);
-  if (r.renderer > peak.renderer) peakBreakdown = breakdown(r.pids);
-  for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], r[k]);
-}, 200);
-try {
-  const page = await browser.newPage();
-  page.on("console", (m) => { if (m.type() === "error") console.error("page:", m.text()); });
-  await page.goto(`${server.url}web/test/shards.html`);
-  await page.waitForFunction(() => window.ready);
-  const idle = rss(pid);
-  const idleBreakdown = breakdown(idle.pids);
-  const r = await page.evaluate(async ([u, w]) => {
-    const { PicoLM } = await import("../picolm.js");
-    const t0 = performance.now();
-    window.model = await PicoLM.load(u, { workers: w, cache: false });
-    return { loadMs: performance.now() - t0, info: window.model.info, memory: window.model.memory };
-  }, [`${server.url}test-models/${basename(file)}`, workers]);
-  const loadPeak = { ...peak };
-  await new Promise((res) => setTimeout(res, 2000));
-  const loaded = rss(pid); // settled, before generating
-  const loadedBreakdown = breakdown(loaded.pids);
-  const g = await page.evaluate(async (n) => {
-    const it = window.model.generate("Once upon a time", { maxTokens: n, temperature: 0 });
-    let text = "";
-    for await (const t of it) text += t;
-    return { text, stats: it.stats };
-  }, tokens);
-  const genPeak = rss(pid);
-  await page.evaluate(() => window.model.unload());
-  r.text = g.text;
-  r.stats = g.stats;
-  console.log(JSON.stringify({
-    file: basename(file), bytes: size, workers: r.info.workers, loadSeconds: +(r.loadMs / 1000).toFixed(1),
-    promptTokens: r.stats.promptTokens, generated: r.stats.generated, prefillMs: r.stats.prefillMs, decodeTokensPerSec: +r.stats.tokensPerSec.toFixed(3),
-    wasmBytes: r.memory, idle, loadPeak, loaded, afterGenerating: genPeak, peak,
-    idleBreakdown, loadedBreakdown, peakBreakdown,
-    peakRendererOverModel: +(peak.renderer / size).toFixed(3), peakAllPssOverModel: +(peak.allPss / size).toFixed(3), text: r.text,
-  }, null, 1));
-} finally {
-  clearInterval(timer);
-  await browser.close();
-  server.stop();
+const profile = mkdtempSync(join(tmpdir(), "picolm-profile-"));
+const page = new URL("web/test/bigmodel.html", server.url);
+page.search = new URLSearchParams({ url: `${server.url}test-models/${basename(file)}`, workers, tokens, cache: cache ? 1 : 0 }).toString();
+const chromium = spawn(process.env.CHROMIUM || "/usr/bin/chromium", [...chromiumArgs, `--user-data-dir=${profile}`, page.href], { stdio: "ignore" });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// reports reads the page's reports from the server's log.
+let seen = 0;
+function reports() {
+  if (!existsSync(log)) return [];
+  const lines = readFileSync(log, "utf8").split("\n").filter((l) => l.includes("/bigmodel-report/"));
+  const out = lines.slice(seen).map((l) => {
+    const path = JSON.parse(l).path;
+    return JSON.parse(Buffer.from(path.slice(path.indexOf("/bigmodel-report/") + 17), "base64url").toString());
+  });
+  seen = lines.length;
+  return out;
 }
+
+const out = { file: basename(file), bytes: size, workers, cache, steps: [] };
+// Each sample is {t, all, allPss, renderer, breakdown}; a step's samples are
+// those taken before its report's time (reports can arrive late, or two at once).
+let idle = null, samples = [], peak = { all: 0, allPss: 0, renderer: 0 };
+let error = null;
+try {
+  for (let done = false; !done;) {
+    await sleep(200);
+    if (chromium.exitCode !== null) throw new Error(`chromium exited with ${chromium.exitCode}`);
+    const r = rss(process.pid);
+    if (idle) {
+      const s = { t: Date.now(), ...bare(r), breakdown: null };
+      if (!samples.some((x) => x.renderer >= r.renderer)) s.breakdown = breakdown(r.pids); // the step's peak so far
+      samples.push(s);
+      for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], r[k]);
+    }
+    for (const m of reports()) {
+      if (m.step === "ready") {
+        await sleep(1000);
+        const i = rss(process.pid);
+        idle = { ...bare(i), breakdown: breakdown(i.pids) };
+        out.idle = idle;
+      } else if (m.step === "done") {
+        error = m.error || null;
+        done = true;
+      } else {
+        const mine = samples.filter((x) => x.t <= m.at);
+        samples = samples.filter((x) => x.t > m.at);
+        const top = mine.reduce((a, x) => (x.renderer > a.renderer || (x.renderer === a.renderer && x.breakdown) ? x : a), { renderer: -1 });
+        const stepPeak = { all: 0, allPss: 0, renderer: 0 };
+        for (const x of mine) for (const k of Object.keys(stepPeak)) stepPeak[k] = Math.max(stepPeak[k], x[k]);
+        out.steps.push({ ...m, samples: mine.length, peak: mine.length ? stepPeak : null, peakBreakdown: top.breakdown || null });
+      }
+    }
+  }
+} finally {
+  chromium.kill();
+  await new Promise((r) => (chromium.exitCode !== null ? r() : chromium.on("exit", r)));
+  server.stop();
+  rmSync(profile, { recursive: true, force: true });
+  rmSync(join(log, ".."), { recursive: true, force: true });
+  rmSync(server.models, { recursive: true, force: true });
+}
+if (error) {
+  console.error(`the page failed: ${error}`);
+  process.exitCode = 1;
+}
+out.peak = peak;
+out.peakRendererOverModel = over(peak.renderer);
+out.peakAllPssOverModel = over(peak.allPss);
+for (const s of out.steps) {
+  if (s.peak) s.peakRendererOverModel = over(s.peak.renderer);
+  if (s.step === "loaded") s.loadSeconds = +(s.loadMs / 1000).toFixed(1);
+  if (s.stats) s.decodeTokensPerSec = +s.stats.tokensPerSec.toFixed(3);
+}
+console.log(JSON.stringify(out, null, 1));
