@@ -69,6 +69,13 @@
 	VPDPBUSD (g*128)(DI), q, acc; \
 	VPDPBUSD (g*128+64)(DI), tmp, acc
 
+// AHEAD8 is how far ahead of the group being summed the Q8_0 kernel
+// prefetches: four groups (4·544 bytes; at the end of a row the next row's
+// first groups, which the driver sums next). Decode of a TinyLlama-shaped
+// Q8_0 went from 11.4–11.7 to 13.2–14.0 tok/s with it (AMD EPYC Zen 5); the
+// same in the Q4_0 kernel measured no gain.
+#define AHEAD8 2176
+
 // func q4_0TermsVNNI(x *byte, yp *vnniGroup, p *float32, ng int, k *vnniRowConsts)
 TEXT ·q4_0TermsVNNI(SB), NOSPLIT, $0-40
 	LOADCONSTS(0x0f0f0f0f)
@@ -139,6 +146,15 @@ TEXT ·q8_0TermsVNNI(SB), NOSPLIT, $0-40
 	TESTQ CX, CX
 	JZ q80done
 q80loop:
+	PREFETCHT0 (AHEAD8+0)(SI)
+	PREFETCHT0 (AHEAD8+64)(SI)
+	PREFETCHT0 (AHEAD8+128)(SI)
+	PREFETCHT0 (AHEAD8+192)(SI)
+	PREFETCHT0 (AHEAD8+256)(SI)
+	PREFETCHT0 (AHEAD8+320)(SI)
+	PREFETCHT0 (AHEAD8+384)(SI)
+	PREFETCHT0 (AHEAD8+448)(SI)
+	PREFETCHT0 (AHEAD8+512)(SI)
 	SCALES8(0, Z12)
 	QUANTS8(0, Z0)
 	SCALES8(1, Z13)
