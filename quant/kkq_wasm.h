@@ -132,9 +132,10 @@
 // int16 lanes of chunk t at R11.
 #define KPA(t, odd) Get R11; I32WrapI64; V128Load $(32*(t)+(odd))
 
-// KACTS(g, OP) adds (OP KADDLANES) or stores (KSTORELANES) group g's
-// lanes against each activation to (as) its int32 lanes at R12.
-#define KACTS(g, OP) \
+// KACTS(g, OP, stride) adds (OP KADDLANES) or stores (KSTORELANES) group
+// g's lanes against each activation to (as) its int32 lanes at R12, the
+// activations' lanes stride bytes apart.
+#define KACTS(g, OP, stride) \
 	Get R1; Set R11; \
 	I64Load st+56(FP); Set R12; \
 	I64Load k+32(FP); Set R10; \
@@ -148,7 +149,7 @@
 		Get V14; KPA(4*(g)+3, 0); I32x4DotI16x8S; I32x4Add; Get V15; KPA(4*(g)+3, 16); I32x4DotI16x8S; I32x4Add; \
 		OP(16); \
 		Get R11; Get R5; I64Add; Set R11; \
-		ADD(R12, 64); \
+		ADD(R12, stride); \
 		COUNTDOWN(R10); \
 	End
 #define KSTORELANES(off) V128Store $0, $(off)
@@ -495,13 +496,13 @@
 	Get R0; I32WrapI64; V128Load $0; V128Not; Set V0; \
 	Get R0; I32WrapI64; V128Load $16; V128Not; Set V1; \
 	Q3G(0, 32, R7, 0, NOSH, SHL2, SHR2, SHL1); \
-	KACTS(0, KSTORELANES); \
+	KACTS(0, KSTORELANES, 64); \
 	Q3G(1, 32, R7, 2, SHR4, NOSH, SHR6, SHR1); \
-	KACTS(1, KADDLANES); \
+	KACTS(1, KADDLANES, 64); \
 	Q3G(2, 64, R8, 0, NOSH, SHR2, SHR2, SHR3); \
-	KACTS(2, KADDLANES); \
+	KACTS(2, KADDLANES, 64); \
 	Q3G(3, 64, R8, 2, SHR4, SHR4, SHR6, SHR5); \
-	KACTS(3, KADDLANES)
+	KACTS(3, KADDLANES, 64)
 
 #define Q3D KYD; KTAB(R0, 108); F32Mul
 #define Q3FLOAT KFMAL(Q3D, 0)
@@ -533,13 +534,13 @@
 	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff; Set V0; \
 	V128Const $0x0303030303030303, $0x0303030303030303; Set V6; \
 	Q2G(0, 16, R7, 0, NOSH, SHR2); \
-	KACTS(0, KSTORELANES); \
+	KACTS(0, KSTORELANES, 64); \
 	Q2G(1, 16, R7, 4, SHR4, SHR6); \
-	KACTS(1, KADDLANES); \
+	KACTS(1, KADDLANES, 64); \
 	Q2G(2, 48, R8, 0, NOSH, SHR2); \
-	KACTS(2, KADDLANES); \
+	KACTS(2, KADDLANES, 64); \
 	Q2G(3, 48, R8, 4, SHR4, SHR6); \
-	KACTS(3, KADDLANES)
+	KACTS(3, KADDLANES, 64)
 
 // Q2MINS sets V6, V7 to the block's mins as int16 lanes.
 #define Q2MINS \

@@ -17,7 +17,7 @@
 // the activation's int32 lanes in st. Then, per activation, the block's
 // float part as q5KDotRows's, the accumulators float64 values in st (each
 // a float32's): the four f64x2 sums p+a rounded to float32 unless one is
-// a midpoint (KMID: a tiny sum is exact, as q5KDotRows notes), then all
+// a midpoint (KMIDV in kkq_wasm.h: a tiny sum is exact, as q5KDotRows notes), then all
 // four by FMAHALF; the min sums' chain as in q5KDotRows.
 //
 // st: the activations' int32 lanes (32 bytes each), at 512 their

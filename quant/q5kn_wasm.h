@@ -30,67 +30,20 @@
 	Q5W(V2, Q5HIM, 16, shhi, V12, V13); \
 	Q5W(V3, Q5HIM, 32, shhi, V14, V15)
 
-// PA(t, odd) pushes the prepared activation's even (odd 0) or odd (16)
-// int16 lanes of chunk t at R11.
-#define PA(t, odd) Get R11; I32WrapI64; V128Load $(32*(t)+(odd))
-
-// Q5ACTS(g, OP) adds (OP ADDLANES) or stores (STORELANES) group g's lanes
-// against each activation to (as) its int32 lanes at R12.
-#define Q5ACTS(g, OP) \
-	Get R1; Set R11; \
-	I64Load st+56(FP); Set R12; \
-	I64Load k+32(FP); Set R10; \
-	Loop; \
-		Get R12; I32WrapI64; \
-		Get V8; PA(4*(g), 0); I32x4DotI16x8S; Get V9; PA(4*(g), 16); I32x4DotI16x8S; I32x4Add; \
-		Get V12; PA(4*(g)+2, 0); I32x4DotI16x8S; I32x4Add; Get V13; PA(4*(g)+2, 16); I32x4DotI16x8S; I32x4Add; \
-		OP(0); \
-		Get R12; I32WrapI64; \
-		Get V10; PA(4*(g)+1, 0); I32x4DotI16x8S; Get V11; PA(4*(g)+1, 16); I32x4DotI16x8S; I32x4Add; \
-		Get V14; PA(4*(g)+3, 0); I32x4DotI16x8S; I32x4Add; Get V15; PA(4*(g)+3, 16); I32x4DotI16x8S; I32x4Add; \
-		OP(16); \
-		Get R11; Get R5; I64Add; Set R11; \
-		ADD(R12, 32); \
-		COUNTDOWN(R10); \
-	End
-#define STORELANES(off) V128Store $0, $(off)
-#define ADDLANES(off) Get R12; I32WrapI64; V128Load $(off); I32x4Add; V128Store $0, $(off)
-
-// KMID(s) or-s into V13 the f64x2 lanes of s that are float32 rounding
-// midpoints (their 29 low bits 1<<28).
-#define KMID(s) \
-	Get s; V128Const $0x1fffffff, $0x1fffffff; V128And; V128Const $0x10000000, $0x10000000; I64x2Eq; \
-	Get V13; V128Or; Set V13
-
-// KP(lanes, half, p) sets p to the f64x2 products d·lanes of the int32
-// lanes pushed by lanes (half: HIHALF for lanes 2, 3, or nothing), d in
-// V8.
-#define KP(lanes, half, p) lanes; half; F64x2ConvertLowI32x4S; Get V8; F64x2Mul; Set p
-
+// LANESLO and LANESHI push an activation's int32 lanes 0..3 and 4..7 (at
+// R12; the relaxed build's KFMAACTR reads them).
 #define LANESLO Get R12; I32WrapI64; V128Load $0
 #define LANESHI Get R12; I32WrapI64; V128Load $16
-#define NOHALF
+
+// Q5D pushes the block's d (KTAB(R0, 0)) times the activation's scale (F1).
+#define Q5D Get F1; KTAB(R0, 0); F32Mul
 
 // KFMAACT does the block's float part for the activation at R4 (scale),
 // R11 (prepared block), R12 (int32 lanes), R13 (accumulators), with the
 // mins in V0; scratch V1..V5, V8..V15.
 #define KFMAACT \
 	Get R4; I32WrapI64; F32Load $0; Set F1; \
-	Get F1; KTAB(R0, 0); F32Mul; F64PromoteF32; F64x2Splat; Set V8; \
-	V128Const $0, $0; Set V13; \
-	KP(LANESLO, NOHALF, V1); Get V1; Get R13; I32WrapI64; V128Load $0; F64x2Add; Set V2; KMID(V2); \
-	KP(LANESLO, HIHALF, V3); Get V3; Get R13; I32WrapI64; V128Load $16; F64x2Add; Set V4; KMID(V4); \
-	KP(LANESHI, NOHALF, V5); Get V5; Get R13; I32WrapI64; V128Load $32; F64x2Add; Set V14; KMID(V14); \
-	KP(LANESHI, HIHALF, V15); Get V15; Get R13; I32WrapI64; V128Load $48; F64x2Add; Set V12; KMID(V12); \
-	Get V13; V128AnyTrue; \
-	If; \
-		KEXACT(LANESLO, NOHALF, 0); \
-		KEXACT(LANESLO, HIHALF, 16); \
-		KEXACT(LANESHI, NOHALF, 32); \
-		KEXACT(LANESHI, HIHALF, 48); \
-	Else; \
-		KROUND(V2, 0); KROUND(V4, 16); KROUND(V14, 32); KROUND(V12, 48); \
-	End; \
+	KFMAL(Q5D, 0); \
 	Get V0; Q5MINSLOV; Get R11; I32WrapI64; V128Load $512; I32x4DotI16x8S; \
 	Get V0; Q5MINSHIV; Get R11; I32WrapI64; V128Load $528; I32x4DotI16x8S; \
 	I32x4Add; Set V5; \
@@ -106,18 +59,6 @@
 		Get F18; F32DemoteF64; F64PromoteF32; Set F17; \
 	End; \
 	Get R13; I32WrapI64; Get F17; F64Store $(1536-512)
-
-// KROUND(s, off) stores the f64x2 sums s rounded to float32 as the
-// accumulators at R13+off.
-#define KROUND(s, off) \
-	Get R13; I32WrapI64; Get s; F32x4DemoteF64x2Zero; F64x2PromoteLowF32x4; V128Store $0, $(off)
-
-// KEXACT(lanes, half, off) sets the accumulators at R13+off to fma32 of
-// d, the lanes and themselves (FMAHALF).
-#define KEXACT(lanes, half, off) \
-	KP(lanes, half, V9); \
-	Get R13; I32WrapI64; V128Load $(off); Set V10; \
-	Get R13; I32WrapI64; FMAHALF; F64x2PromoteLowF32x4; V128Store $0, $(off)
 
 #define Q5MINSLOV V128Const $0x8001800180008000, $0x8003800380028002; I8x16Swizzle
 #define Q5MINSHIV V128Const $0x8005800580048004, $0x8007800780068006; I8x16Swizzle
@@ -162,13 +103,13 @@
 			V128Const $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f; Set V6; \
 			V128Const $0x1010101010101010, $0x1010101010101010; Set V7; \
 			Q5WG(0, R7, 0, 8, SHL4, SHL3); \
-			Q5ACTS(0, STORELANES); \
+			KACTS(0, KSTORELANES, 32); \
 			Q5WG(1, R7, 16, 24, SHL2, SHL1); \
-			Q5ACTS(1, ADDLANES); \
+			KACTS(1, KADDLANES, 32); \
 			Q5WG(2, R8, 0, 8, NOSH, SHR1); \
-			Q5ACTS(2, ADDLANES); \
+			KACTS(2, KADDLANES, 32); \
 			Q5WG(3, R8, 16, 24, SHR2, SHR3); \
-			Q5ACTS(3, ADDLANES); \
+			KACTS(3, KADDLANES, 32); \
 			Get R9; I64x2Splat; Set V0; \
 			Get R1; Set R11; \
 			Get R3; Set R4; \
