@@ -54,10 +54,10 @@ func dotRowsNQ3_KSIMD128(n int, w []byte, acts [][]byte, outs [][]float32, at in
 	kRowsN(Q3_K, false, n, w, acts, outs, at)
 }
 
-// kRowsN is the DotRowsN kernel of t (Q3_K or Q2_K) with its batch
-// kernel (q3KRowsN, q2KRowsN: kkq_wasm.h's KROWSN, or with relaxed in the
-// relaxedsimd build q3KRowsNRelaxed, q2KRowsNRelaxed; called by name,
-// kRowsNCall): up to
+// kRowsN is the DotRowsN kernel of t (Q3_K, Q2_K or Q5_K) with its batch
+// kernel (q3KRowsN, q2KRowsN: kkq_wasm.h's KROWSN; q5KRowsN: q5kn_wasm.h's
+// Q5KROWSN; or with relaxed in the relaxedsimd build their Relaxed twins;
+// called by name, kRowsNCall and q5KRowsNCall): up to
 // MaxDotN activations prepared at once (as many as x86Prep holds), then
 // the batch kernel over kRowsNChunk rows at a time; rows too long for one
 // activation in the buffer take x86RowsN (Dot).
@@ -76,7 +76,7 @@ func kRowsN(t Type, relaxed bool, n int, w []byte, acts [][]byte, outs [][]float
 	var (
 		yp [x86Prep]byte
 		yd [x86PrepBlocks]float32
-		st [1024 + 64*MaxDotN]byte
+		st [1536 + 64*MaxDotN]byte // the batch kernel's scratch (Q5_K's is the largest)
 		ob [kRowsNChunk * MaxDotN]float32
 	)
 	for len(acts) > 0 {
@@ -89,7 +89,11 @@ func kRowsN(t Type, relaxed bool, n int, w []byte, acts [][]byte, outs [][]float
 		}
 		for r0 := 0; r0 < rows; r0 += kRowsNChunk {
 			c := min(kRowsNChunk, rows-r0)
-			kRowsNCall(t, relaxed, &w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
+			if t == Q5_K {
+				q5KRowsNCall(relaxed, &w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
+			} else {
+				kRowsNCall(t, relaxed, &w[r0*rowBytes], nb, c, &yp[0], k, &yd[0], &fp16ToFP32Table[0], &st[0], &ob[0])
+			}
 			for i, o := range outs[:k] {
 				o = o[at+r0 : at+r0+c]
 				for r := range o {

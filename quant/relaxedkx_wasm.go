@@ -58,7 +58,7 @@ func q5KRowsNRelaxed(x *byte, nb, rows int, yp *byte, k int, yd, tab *float32, s
 
 // dotRowsNQ5_KRelaxed is the Q5_K DotRowsN kernel.
 func dotRowsNQ5_KRelaxed(n int, w []byte, acts [][]byte, outs [][]float32, at int) {
-	q5KDotRowsN(true, n, w, acts, outs, at)
+	kRowsN(Q5_K, true, n, w, acts, outs, at)
 }
 
 // q5KRowsNCall is q5KRowsNRelaxed (relaxed) or q5KRowsN, called by name.
