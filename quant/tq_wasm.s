@@ -143,43 +143,69 @@
 //	block's int32 lanes 0-3, 4-7, V3..V6 its quants, V7, V8 the row's
 //	running sums 0-3, 4-7, V9 the block's d, V10 scratch.
 
+// TQROWS(consts, block, doff, size) is the body of tq2Rows and tq1Rows:
+// consts sets the format's constants, block adds a weight block's int32
+// lanes to V1 and V2 (zeroed for it), doff is the byte offset of the
+// block's fp16 d and size the block's bytes.
+#define TQROWS(consts, block, doff, size) \
+	I64Load x+0(FP); Set R0; \
+	I64Load tab+32(FP); Set R4; \
+	I64Load rows+48(FP); Set R13; \
+	I64Load out+56(FP); Set R14; \
+	consts; \
+	Loop; \
+		I64Load yp+8(FP); Set R1; \
+		I64Load y+16(FP); Set R2; \
+		I64Load yd+24(FP); Set R3; \
+		I64Load nb+40(FP); Set R5; \
+		V128Const $0, $0; Set V7; \
+		V128Const $0, $0; Set V8; \
+		Loop; \
+			V128Const $0, $0; Set V1; \
+			V128Const $0, $0; Set V2; \
+			block; \
+			Get R3; I32WrapI64; F32Load $0; DXTAB(doff); F32Mul; F32x4Splat; Set V9; \
+			Get V1; SCALEADD(Get R2; I32WrapI64; V128Load $260, V7); \
+			Get V2; SCALEADD(Get R2; I32WrapI64; V128Load $276, V8); \
+			ADD(R0, size); \
+			ADD(R1, 544); \
+			ADD(R2, 292); \
+			ADD(R3, 4); \
+			COUNTDOWN(R5); \
+		End; \
+		Get R14; I32WrapI64; LANESUM8(V7, V8); F32Store $0; \
+		ADD(R14, 4); \
+		COUNTDOWN(R13); \
+	End
+
+// TQ2CONSTS and TQ2BLOCK are tq2Rows's; TQ1CONSTS and TQ1BLOCK tq1Rows's.
+#define TQ2CONSTS V128Const $0x0003000300030003, $0x0003000300030003; Set V0
+#define TQ2BLOCK LOADQ; RUNS(V3, V4, 0); RUNS(V5, V6, 256)
+#define TQ1CONSTS \
+	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff; Set V0; \
+	V128Const $0x0003000300010001, $0x001b001b00090009; Set V11; \
+	V128Const $0x0003000300030003, $0x0003000300030003; Set V15
+#define TQ1BLOCK \
+	SPLITQ(0, V3, V4); \
+	SPLITQ(16, V5, V6); \
+	HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 0); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 32); \
+	HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 64); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 96); \
+	HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 128); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 160); \
+	HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 192); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 224); \
+	HALF(V1, TRITL(V3, V15), TRITL(V4, V15), 256); HALF(V2, TRITL(V5, V15), TRITL(V6, V15), 288); \
+	SPLITQ(32, V3, V4); \
+	HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 320); HALF(V2, TRIT(V3, V15), TRIT(V4, V15), 352); \
+	HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 384); HALF(V2, TRIT(V3, V15), TRIT(V4, V15), 416); \
+	HALF(V1, TRITL(V3, V15), TRITL(V4, V15), 448); \
+	QH(V3, V4, V11); \
+	HALF(V2, TRITL(V3, V15), TRITL(V4, V15), 480)
+
 // func tq2Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
 // sets out[r] to dotTQ2_0Ref of row r of x (rows ≥ 1 rows of nb ≥ 1
 // blocks, consecutive) and the activation y, prepared at yp, its block
 // scales in yd; tab is fp16ToFP32Table.
 TEXT ·tq2Rows(SB), NOSPLIT, $0-64
-	I64Load x+0(FP); Set R0
-	I64Load tab+32(FP); Set R4
-	I64Load rows+48(FP); Set R13
-	I64Load out+56(FP); Set R14
-	V128Const $0x0003000300030003, $0x0003000300030003
-	Set V0
-	Loop
-		I64Load yp+8(FP); Set R1
-		I64Load y+16(FP); Set R2
-		I64Load yd+24(FP); Set R3
-		I64Load nb+40(FP); Set R5
-		V128Const $0, $0; Set V7
-		V128Const $0, $0; Set V8
-		Loop
-			LOADQ
-			V128Const $0, $0; Set V1
-			V128Const $0, $0; Set V2
-			RUNS(V3, V4, 0)
-			RUNS(V5, V6, 256)
-			Get R3; I32WrapI64; F32Load $0; DXTAB(64); F32Mul; F32x4Splat; Set V9
-			Get V1; SCALEADD(Get R2; I32WrapI64; V128Load $260, V7)
-			Get V2; SCALEADD(Get R2; I32WrapI64; V128Load $276, V8)
-			ADD(R0, 66)
-			ADD(R1, 544)
-			ADD(R2, 292)
-			ADD(R3, 4)
-			COUNTDOWN(R5)
-		End
-		Get R14; I32WrapI64; LANESUM8(V7, V8); F32Store $0
-		ADD(R14, 4)
-		COUNTDOWN(R13)
-	End
+	TQROWS(TQ2CONSTS, TQ2BLOCK, 64, 66)
 	RET
 
 // func tq2RowsN(x, yp *byte, yd *float32, tab *float32, acc *int32, nb, rows, acts int, out *float32)
@@ -227,52 +253,7 @@ TEXT ·tq2RowsN(SB), NOSPLIT, $0-72
 // func tq1Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
 // is tq2Rows for TQ1_0 (dotTQ1_0Ref).
 TEXT ·tq1Rows(SB), NOSPLIT, $0-64
-	I64Load x+0(FP); Set R0
-	I64Load tab+32(FP); Set R4
-	I64Load rows+48(FP); Set R13
-	I64Load out+56(FP); Set R14
-	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff
-	Set V0
-	V128Const $0x0003000300010001, $0x001b001b00090009
-	Set V11
-	V128Const $0x0003000300030003, $0x0003000300030003
-	Set V15
-	Loop
-		I64Load yp+8(FP); Set R1
-		I64Load y+16(FP); Set R2
-		I64Load yd+24(FP); Set R3
-		I64Load nb+40(FP); Set R5
-		V128Const $0, $0; Set V7
-		V128Const $0, $0; Set V8
-		Loop
-			V128Const $0, $0; Set V1
-			V128Const $0, $0; Set V2
-			SPLITQ(0, V3, V4)
-			SPLITQ(16, V5, V6)
-			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 0); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 32)
-			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 64); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 96)
-			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 128); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 160)
-			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 192); HALF(V2, TRIT(V5, V15), TRIT(V6, V15), 224)
-			HALF(V1, TRITL(V3, V15), TRITL(V4, V15), 256); HALF(V2, TRITL(V5, V15), TRITL(V6, V15), 288)
-			SPLITQ(32, V3, V4)
-			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 320); HALF(V2, TRIT(V3, V15), TRIT(V4, V15), 352)
-			HALF(V1, TRIT(V3, V15), TRIT(V4, V15), 384); HALF(V2, TRIT(V3, V15), TRIT(V4, V15), 416)
-			HALF(V1, TRITL(V3, V15), TRITL(V4, V15), 448)
-			QH(V3, V4, V11)
-			HALF(V2, TRITL(V3, V15), TRITL(V4, V15), 480)
-			Get R3; I32WrapI64; F32Load $0; DXTAB(52); F32Mul; F32x4Splat; Set V9
-			Get V1; SCALEADD(Get R2; I32WrapI64; V128Load $260, V7)
-			Get V2; SCALEADD(Get R2; I32WrapI64; V128Load $276, V8)
-			ADD(R0, 54)
-			ADD(R1, 544)
-			ADD(R2, 292)
-			ADD(R3, 4)
-			COUNTDOWN(R5)
-		End
-		Get R14; I32WrapI64; LANESUM8(V7, V8); F32Store $0
-		ADD(R14, 4)
-		COUNTDOWN(R13)
-	End
+	TQROWS(TQ1CONSTS, TQ1BLOCK, 52, 54)
 	RET
 
 // func tq1RowsN(x, yp *byte, yd *float32, tab *float32, acc *int32, nb, rows, acts int, out *float32)
