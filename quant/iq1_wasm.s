@@ -257,6 +257,53 @@
 	Get R3; I32WrapI64; V128Const $0, $0; V128Store $0, $96; \
 	Get R3; I32WrapI64; V128Const $0, $0; V128Store $0, $112
 
+// IQ1ROWSN(block, size, stride, rowend) is the body of iq1sRowsN and
+// iq1mRowsN: per weight block (size bytes) block, the decoder with its
+// ACTSN over the activations (their accumulators stride bytes apart);
+// per row ACTSN of rowend. IQ1SBLOCKN and IQ1MBLOCKN are their blocks.
+#define IQ1ROWSN(block, size, stride, rowend) \
+	I64Load x+0(FP); Set R0; \
+	I64Load tab+24(FP); Set R4; \
+	I64Load rows+48(FP); Set R6; \
+	I64Load out+64(FP); Set R14; \
+	I64Load grid+72(FP); Set R9; \
+	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15; \
+	Loop; \
+		I64Load yp+8(FP); Set R1; \
+		I64Load yd+16(FP); Set R5; \
+		I64Load nb+40(FP); Set R2; \
+		Loop; \
+			block; \
+			ADD(R0, size); \
+			ADD(R1, 544); \
+			COUNTDOWN(R2); \
+		End; \
+		ACTSN(stride, rowend); \
+		COUNTDOWN(R6); \
+	End
+#define IQ1SBLOCKN \
+	SBN(0, V8, V9, V10, V11, V2, 0); SBN(1, V12, V13, V14, V15, V2, 1); \
+	ACTSN(80, FIRSTN(0)); \
+	SBN(2, V8, V9, V10, V11, V2, 2); SBN(3, V12, V13, V14, V15, V2, 3); \
+	ACTSN(80, ADDN(128)); \
+	SBN(4, V8, V9, V10, V11, V3, 0); SBN(5, V12, V13, V14, V15, V3, 1); \
+	ACTSN(80, ADDN(256)); \
+	SBN(6, V8, V9, V10, V11, V3, 2); SBN(7, V12, V13, V14, V15, V3, 3); \
+	ACTSN(80, ADDN(384)); \
+	DXTAB(0); F32x4Splat; Set V1; \
+	ACTSN(80, BLOCK1N)
+#define IQ1MBLOCKN \
+	DECM(0, 1); \
+	ACTSN(128, FIRSTM(0)); \
+	DECM(2, 3); \
+	ACTSN(128, ADDM(128)); \
+	DECM(4, 5); \
+	ACTSN(128, ADDM(256)); \
+	DECM(6, 7); \
+	ACTSN(128, ADDM(384)); \
+	DXM; F32x4Splat; Set V3; \
+	ACTSN(128, BLOCKMN)
+
 // func iq1sRows(x, yp, y *byte, yd, tab *float32, grid *[8]int8, nb, rows int, out *float32)
 // sets out[2r] to laneSum8 of the eight running sums of dotIQ1_SRef for
 // row r of x (rows ≥ 1 rows of nb ≥ 1 blocks, consecutive) and the
@@ -306,34 +353,7 @@ TEXT ·iq1sRows(SB), NOSPLIT, $0-72
 // other (nb·544 bytes each), its block scales at yd[acts*j+a]; acc holds
 // 20·acts int32, the last 12 of each zero.
 TEXT ·iq1sRowsN(SB), NOSPLIT, $0-80
-	I64Load x+0(FP); Set R0
-	I64Load tab+24(FP); Set R4
-	I64Load rows+48(FP); Set R6
-	I64Load out+64(FP); Set R14
-	I64Load grid+72(FP); Set R9
-	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15
-	Loop
-		I64Load yp+8(FP); Set R1
-		I64Load yd+16(FP); Set R5
-		I64Load nb+40(FP); Set R2
-		Loop
-			SBN(0, V8, V9, V10, V11, V2, 0); SBN(1, V12, V13, V14, V15, V2, 1)
-			ACTSN(80, FIRSTN(0))
-			SBN(2, V8, V9, V10, V11, V2, 2); SBN(3, V12, V13, V14, V15, V2, 3)
-			ACTSN(80, ADDN(128))
-			SBN(4, V8, V9, V10, V11, V3, 0); SBN(5, V12, V13, V14, V15, V3, 1)
-			ACTSN(80, ADDN(256))
-			SBN(6, V8, V9, V10, V11, V3, 2); SBN(7, V12, V13, V14, V15, V3, 3)
-			ACTSN(80, ADDN(384))
-			DXTAB(0); F32x4Splat; Set V1
-			ACTSN(80, BLOCK1N)
-			ADD(R0, 50)
-			ADD(R1, 544)
-			COUNTDOWN(R2)
-		End
-		ACTSN(80, ROWEND1N)
-		COUNTDOWN(R6)
-	End
+	IQ1ROWSN(IQ1SBLOCKN, 50, 80, ROWEND1N)
 	RET
 
 // func iq1mRows(x, yp *byte, yd, tab *float32, grid *[8]int8, nb, rows int, out *float32)
@@ -386,32 +406,5 @@ TEXT ·iq1mRows(SB), NOSPLIT, $0-64
 // other (nb·544 bytes each), its block scales at yd[acts*j+a]; acc holds
 // 32·acts int32, the last 16 of each zero.
 TEXT ·iq1mRowsN(SB), NOSPLIT, $0-80
-	I64Load x+0(FP); Set R0
-	I64Load tab+24(FP); Set R4
-	I64Load rows+48(FP); Set R6
-	I64Load out+64(FP); Set R14
-	I64Load grid+72(FP); Set R9
-	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15
-	Loop
-		I64Load yp+8(FP); Set R1
-		I64Load yd+16(FP); Set R5
-		I64Load nb+40(FP); Set R2
-		Loop
-			DECM(0, 1)
-			ACTSN(128, FIRSTM(0))
-			DECM(2, 3)
-			ACTSN(128, ADDM(128))
-			DECM(4, 5)
-			ACTSN(128, ADDM(256))
-			DECM(6, 7)
-			ACTSN(128, ADDM(384))
-			DXM; F32x4Splat; Set V3
-			ACTSN(128, BLOCKMN)
-			ADD(R0, 56)
-			ADD(R1, 544)
-			COUNTDOWN(R2)
-		End
-		ACTSN(128, ROWENDMN)
-		COUNTDOWN(R6)
-	End
+	IQ1ROWSN(IQ1MBLOCKN, 56, 128, ROWENDMN)
 	RET
