@@ -102,6 +102,22 @@
 	Get R14; I32WrapI64; Get R3; I32WrapI64; F32Load $32; F32Store $0; ADD(R14, 4); \
 	Get R3; I32WrapI64; I32Const $0; I32Store $32
 
+// E8PREN and E8BLOCKN8 are e8RowsN's grid and signs and its block
+// (ROWSN8, lanes8_wasm.h).
+#define E8BLOCKN8 \
+	E8CONSTS(V1, V2); \
+	E8DEC(0, 1); \
+	ACTSN(64, FIRSTN(0)); \
+	E8DEC(2, 3); \
+	ACTSN(64, ADDN(128)); \
+	E8DEC(4, 5); \
+	ACTSN(64, ADDN(256)); \
+	E8DEC(6, 7); \
+	ACTSN(64, ADDN(384)); \
+	DXTAB(96); F32x4Splat; Set V1; \
+	ACTSN(64, E8BLOCKN)
+#define E8PREN I64Load grid+72(FP); Set R9; I64Load signs+80(FP); Set R10
+
 // func e8Rows(x, yp *byte, yd, tab *float32, grid *[4]uint8, signs *uint8, nb, rows int, out *float32)
 // sets out[r] to the float32 sum of dotE8IQ3 (before its factor 0.125)
 // for row r of x (rows ≥ 1 rows of nb ≥ 1 blocks, consecutive) and the
@@ -144,34 +160,5 @@ TEXT ·e8Rows(SB), NOSPLIT, $0-72
 // each), its block scales at yd[acts*j+a]; acc holds 16·acts int32, the
 // last 8 of each zero.
 TEXT ·e8RowsN(SB), NOSPLIT, $0-88
-	I64Load x+0(FP); Set R0
-	I64Load tab+24(FP); Set R4
-	I64Load rows+48(FP); Set R6
-	I64Load out+64(FP); Set R14
-	I64Load grid+72(FP); Set R9
-	I64Load signs+80(FP); Set R10
-	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15
-	Loop
-		I64Load yp+8(FP); Set R1
-		I64Load yd+16(FP); Set R5
-		I64Load nb+40(FP); Set R2
-		Loop
-			E8CONSTS(V1, V2)
-			E8DEC(0, 1)
-			ACTSN(64, FIRSTN(0))
-			E8DEC(2, 3)
-			ACTSN(64, ADDN(128))
-			E8DEC(4, 5)
-			ACTSN(64, ADDN(256))
-			E8DEC(6, 7)
-			ACTSN(64, ADDN(384))
-			DXTAB(96); F32x4Splat; Set V1
-			ACTSN(64, E8BLOCKN)
-			ADD(R0, 98)
-			ADD(R1, 544)
-			COUNTDOWN(R2)
-		End
-		ACTSN(64, E8ROWENDN)
-		COUNTDOWN(R6)
-	End
+	ROWSN8(E8PREN, E8BLOCKN8, 98, 64, E8ROWENDN)
 	RET

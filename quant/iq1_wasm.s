@@ -257,30 +257,9 @@
 	Get R3; I32WrapI64; V128Const $0, $0; V128Store $0, $96; \
 	Get R3; I32WrapI64; V128Const $0, $0; V128Store $0, $112
 
-// IQ1ROWSN(block, size, stride, rowend) is the body of iq1sRowsN and
-// iq1mRowsN: per weight block (size bytes) block, the decoder with its
-// ACTSN over the activations (their accumulators stride bytes apart);
-// per row ACTSN of rowend. IQ1SBLOCKN and IQ1MBLOCKN are their blocks.
-#define IQ1ROWSN(block, size, stride, rowend) \
-	I64Load x+0(FP); Set R0; \
-	I64Load tab+24(FP); Set R4; \
-	I64Load rows+48(FP); Set R6; \
-	I64Load out+64(FP); Set R14; \
-	I64Load grid+72(FP); Set R9; \
-	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15; \
-	Loop; \
-		I64Load yp+8(FP); Set R1; \
-		I64Load yd+16(FP); Set R5; \
-		I64Load nb+40(FP); Set R2; \
-		Loop; \
-			block; \
-			ADD(R0, size); \
-			ADD(R1, 544); \
-			COUNTDOWN(R2); \
-		End; \
-		ACTSN(stride, rowend); \
-		COUNTDOWN(R6); \
-	End
+// IQ1SBLOCKN and IQ1MBLOCKN are iq1sRowsN's and iq1mRowsN's blocks
+// (ROWSN8, lanes8_wasm.h); IQ1PRE loads the grid.
+#define IQ1PRE I64Load grid+72(FP); Set R9
 #define IQ1SBLOCKN \
 	SBN(0, V8, V9, V10, V11, V2, 0); SBN(1, V12, V13, V14, V15, V2, 1); \
 	ACTSN(80, FIRSTN(0)); \
@@ -353,7 +332,7 @@ TEXT ·iq1sRows(SB), NOSPLIT, $0-72
 // other (nb·544 bytes each), its block scales at yd[acts*j+a]; acc holds
 // 20·acts int32, the last 12 of each zero.
 TEXT ·iq1sRowsN(SB), NOSPLIT, $0-80
-	IQ1ROWSN(IQ1SBLOCKN, 50, 80, ROWEND1N)
+	ROWSN8(IQ1PRE, IQ1SBLOCKN, 50, 80, ROWEND1N)
 	RET
 
 // func iq1mRows(x, yp *byte, yd, tab *float32, grid *[8]int8, nb, rows int, out *float32)
@@ -406,5 +385,5 @@ TEXT ·iq1mRows(SB), NOSPLIT, $0-64
 // other (nb·544 bytes each), its block scales at yd[acts*j+a]; acc holds
 // 32·acts int32, the last 16 of each zero.
 TEXT ·iq1mRowsN(SB), NOSPLIT, $0-80
-	IQ1ROWSN(IQ1MBLOCKN, 56, 128, ROWENDMN)
+	ROWSN8(IQ1PRE, IQ1MBLOCKN, 56, 128, ROWENDMN)
 	RET

@@ -54,3 +54,31 @@
 	Get R3; I32WrapI64; Get R3; I32WrapI64; V128Load $0; Get V4; I32x4Add; V128Store $0, $0; \
 	Get R3; I32WrapI64; Get R3; I32WrapI64; V128Load $16; Get V5; I32x4Add; V128Store $0, $16
 
+
+// ROWSN8(pre, block, size, stride, rowend) is the body of the DotRowsN
+// kernels of tq_wasm.s, iq1_wasm.s and e8iq3_wasm.s (their arguments x,
+// yp, yd, tab, acc, nb, rows, acts, out at 0..64(FP)): pre sets the
+// kernel's constants and other arguments (NOPRE8: none); per weight block
+// (size bytes) block, the decoder with its ACTSN over the activations,
+// whose accumulators are stride bytes apart; per row ACTSN of rowend.
+#define ROWSN8(pre, block, size, stride, rowend) \
+	I64Load x+0(FP); Set R0; \
+	I64Load tab+24(FP); Set R4; \
+	I64Load rows+48(FP); Set R6; \
+	I64Load out+64(FP); Set R14; \
+	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15; \
+	pre; \
+	Loop; \
+		I64Load yp+8(FP); Set R1; \
+		I64Load yd+16(FP); Set R5; \
+		I64Load nb+40(FP); Set R2; \
+		Loop; \
+			block; \
+			ADD(R0, size); \
+			ADD(R1, 544); \
+			COUNTDOWN(R2); \
+		End; \
+		ACTSN(stride, rowend); \
+		COUNTDOWN(R6); \
+	End
+#define NOPRE8

@@ -200,6 +200,46 @@
 	QH(V3, V4, V11); \
 	HALF(V2, TRITL(V3, V15), TRITL(V4, V15), 480)
 
+// TQ2PREN, TQ2BLOCKN, TQ1PREN and TQ1BLOCKN are tq2RowsN's and tq1RowsN's
+// constants and blocks (ROWSN8, lanes8_wasm.h).
+#define TQ2BLOCKN \
+	Get R0; I32WrapI64; V128Load $0; Set V2; \
+	Get R0; I32WrapI64; V128Load $16; Set V3; \
+	TRITS2(TR0(V2), TR(V2, 8), TR0(V3), TR(V3, 8), TR(V2, 2), TR(V2, 10), TR(V3, 2), TR(V3, 10)); \
+	ACTSN(64, FIRSTN(0)); \
+	TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3)); \
+	ACTSN(64, ADDN(128)); \
+	Get R0; I32WrapI64; V128Load $32; Set V2; \
+	Get R0; I32WrapI64; V128Load $48; Set V3; \
+	TRITS2(TR0(V2), TR(V2, 8), TR0(V3), TR(V3, 8), TR(V2, 2), TR(V2, 10), TR(V3, 2), TR(V3, 10)); \
+	ACTSN(64, ADDN(256)); \
+	TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3)); \
+	ACTSN(64, ADDN(384)); \
+	DXTAB(64); F32x4Splat; Set V1; \
+	ACTSN(64, BLOCKN)
+#define TQ2PREN \
+	V128Const $0x0003000300030003, $0x0003000300030003; Set V0
+#define TQ1BLOCKN \
+	V128Const $0x0003000300030003, $0x0003000300030003; Set V1; \
+	SPLITQ(0, V2, V3); \
+	SPLITQ(16, V6, V7); \
+	TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1), TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1)); \
+	ACTSN(64, FIRSTN(0)); \
+	TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1), TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1)); \
+	ACTSN(64, ADDN(128)); \
+	TRITL(V2, V1); Set V8; TRITL(V3, V1); Set V9; TRITL(V6, V1); Set V10; TRITL(V7, V1); Set V11; \
+	SPLITQ(32, V2, V3); \
+	TRIT(V2, V1); Set V12; TRIT(V3, V1); Set V13; TRIT(V2, V1); Set V14; TRIT(V3, V1); Set V15; \
+	ACTSN(64, ADDN(256)); \
+	V128Const $0x0003000300010001, $0x001b001b00090009; Set V4; \
+	QH(V6, V7, V4); \
+	TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V2, V1), TRIT(V3, V1), TRITL(V2, V1), TRITL(V3, V1), TRITL(V6, V1), TRITL(V7, V1)); \
+	ACTSN(64, ADDN(384)); \
+	DXTAB(52); F32x4Splat; Set V1; \
+	ACTSN(64, BLOCKN)
+#define TQ1PREN \
+	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff; Set V0
+
 // func tq2Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
 // sets out[r] to dotTQ2_0Ref of row r of x (rows ≥ 1 rows of nb ≥ 1
 // blocks, consecutive) and the activation y, prepared at yp, its block
@@ -215,39 +255,7 @@ TEXT ·tq2Rows(SB), NOSPLIT, $0-64
 // yd[acts*j+a]; tab is fp16ToFP32Table; acc holds 16·acts int32, the
 // last 8 of each zero.
 TEXT ·tq2RowsN(SB), NOSPLIT, $0-72
-	I64Load x+0(FP); Set R0
-	I64Load tab+24(FP); Set R4
-	I64Load rows+48(FP); Set R6
-	I64Load out+64(FP); Set R14
-	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15
-	V128Const $0x0003000300030003, $0x0003000300030003
-	Set V0
-	Loop
-		I64Load yp+8(FP); Set R1
-		I64Load yd+16(FP); Set R5
-		I64Load nb+40(FP); Set R2
-		Loop
-			Get R0; I32WrapI64; V128Load $0; Set V2
-			Get R0; I32WrapI64; V128Load $16; Set V3
-			TRITS2(TR0(V2), TR(V2, 8), TR0(V3), TR(V3, 8), TR(V2, 2), TR(V2, 10), TR(V3, 2), TR(V3, 10))
-			ACTSN(64, FIRSTN(0))
-			TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3))
-			ACTSN(64, ADDN(128))
-			Get R0; I32WrapI64; V128Load $32; Set V2
-			Get R0; I32WrapI64; V128Load $48; Set V3
-			TRITS2(TR0(V2), TR(V2, 8), TR0(V3), TR(V3, 8), TR(V2, 2), TR(V2, 10), TR(V3, 2), TR(V3, 10))
-			ACTSN(64, ADDN(256))
-			TRITS2(TR(V2, 4), TR(V2, 12), TR(V3, 4), TR(V3, 12), TR(V2, 6), TR14(V2), TR(V3, 6), TR14(V3))
-			ACTSN(64, ADDN(384))
-			DXTAB(64); F32x4Splat; Set V1
-			ACTSN(64, BLOCKN)
-			ADD(R0, 66)
-			ADD(R1, 544)
-			COUNTDOWN(R2)
-		End
-		ACTSN(64, ROWENDN)
-		COUNTDOWN(R6)
-	End
+	ROWSN8(TQ2PREN, TQ2BLOCKN, 66, 64, ROWENDN)
 	RET
 
 // func tq1Rows(x, yp, y *byte, yd, tab *float32, nb, rows int, out *float32)
@@ -260,40 +268,5 @@ TEXT ·tq1Rows(SB), NOSPLIT, $0-64
 // is tq2RowsN for TQ1_0 (dotTQ1_0Ref); V0 the int16 mask 0xff, V1 the
 // int16 3s until the block's d, V2, V3, V6, V7 the e of quant vectors.
 TEXT ·tq1RowsN(SB), NOSPLIT, $0-72
-	I64Load x+0(FP); Set R0
-	I64Load tab+24(FP); Set R4
-	I64Load rows+48(FP); Set R6
-	I64Load out+64(FP); Set R14
-	I64Load nb+40(FP); I64Const $544; I64Mul; Set R15
-	V128Const $0x00ff00ff00ff00ff, $0x00ff00ff00ff00ff
-	Set V0
-	Loop
-		I64Load yp+8(FP); Set R1
-		I64Load yd+16(FP); Set R5
-		I64Load nb+40(FP); Set R2
-		Loop
-			V128Const $0x0003000300030003, $0x0003000300030003; Set V1
-			SPLITQ(0, V2, V3)
-			SPLITQ(16, V6, V7)
-			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1), TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1))
-			ACTSN(64, FIRSTN(0))
-			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1), TRIT(V2, V1), TRIT(V3, V1), TRIT(V6, V1), TRIT(V7, V1))
-			ACTSN(64, ADDN(128))
-			TRITL(V2, V1); Set V8; TRITL(V3, V1); Set V9; TRITL(V6, V1); Set V10; TRITL(V7, V1); Set V11
-			SPLITQ(32, V2, V3)
-			TRIT(V2, V1); Set V12; TRIT(V3, V1); Set V13; TRIT(V2, V1); Set V14; TRIT(V3, V1); Set V15
-			ACTSN(64, ADDN(256))
-			V128Const $0x0003000300010001, $0x001b001b00090009; Set V4
-			QH(V6, V7, V4)
-			TRITS2(TRIT(V2, V1), TRIT(V3, V1), TRIT(V2, V1), TRIT(V3, V1), TRITL(V2, V1), TRITL(V3, V1), TRITL(V6, V1), TRITL(V7, V1))
-			ACTSN(64, ADDN(384))
-			DXTAB(52); F32x4Splat; Set V1
-			ACTSN(64, BLOCKN)
-			ADD(R0, 54)
-			ADD(R1, 544)
-			COUNTDOWN(R2)
-		End
-		ACTSN(64, ROWENDN)
-		COUNTDOWN(R6)
-	End
+	ROWSN8(TQ1PREN, TQ1BLOCKN, 54, 64, ROWENDN)
 	RET
