@@ -13,31 +13,17 @@
 // tokens', and the first run's less that is the prompt's.
 // BENCH_CHROMIUM_ARGS adds Chromium flags (space-separated), such as
 // --js-flags=--perf-basic-prof to profile the run with Linux perf.
-import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { descendants } from "../../web/test/procs.mjs";
+import { root, serve, launch } from "./chromium.mjs";
 
 const [engine, modelDir, modelFile, prompt, gen, threads, build = ""] = process.argv.slice(2);
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const require = createRequire(join(root, "package.json"));
-const { chromium } = require("playwright-core");
 const wllamaDir = join(process.env.BENCH_NPM || "", "node_modules", "@wllama", "wllama", "esm");
 
-const server = spawn(join(root, "build", "serve"), ["-addr", "127.0.0.1:0", "-root", root,
-  "-mount", `/bench-models/=${modelDir}`, "-mount", `/wllama/=${wllamaDir}`], { stdio: ["ignore", "pipe", "inherit"] });
-const url = await new Promise((resolve, reject) => {
-  let out = "";
-  server.stdout.on("data", (d) => { out += d; const m = out.match(/http:\/\/[^\s]+/); if (m) resolve(m[0].replace(/\/$/, "")); });
-  server.on("exit", (c) => reject(new Error("server exited " + c)));
-});
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium", headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--enable-precise-memory-info",
-    ...(process.env.BENCH_CHROMIUM_ARGS || "").split(/\s+/).filter(Boolean)],
-});
+const { server, url } = await serve(join(root, "build", "serve"), ["-root", root,
+  "-mount", `/bench-models/=${modelDir}`, "-mount", `/wllama/=${wllamaDir}`]);
+const browser = await launch(["--enable-precise-memory-info", ...(process.env.BENCH_CHROMIUM_ARGS || "").split(/\s+/).filter(Boolean)]);
+
 // cpuSeconds sums user + system time of this process's descendants but the
 // server: Chromium's processes (Linux /proc; clock ticks of 1/100 s).
 const cpuSeconds = () => descendants(process.pid)
